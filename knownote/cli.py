@@ -1,0 +1,203 @@
+"""The `knownote` command: the same core as the app, for batch work and scripting."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from knownote.errors import KnowNoteError, NotFound
+from knownote.ingest import get_or_create_notebook, import_file
+from knownote.settings import Settings
+from knownote.store import Store
+
+Command = Callable[[argparse.Namespace, Store, Settings], int]
+
+
+def emit_json(value: object) -> None:
+    json.dump(value, sys.stdout, ensure_ascii=False, indent=2)
+    sys.stdout.write("\n")
+
+
+class StderrProgress:
+    """One status line on stderr, rewritten in place on a terminal."""
+
+    def __init__(self) -> None:
+        self.tty = sys.stderr.isatty()
+        self.last = ""
+
+    def __call__(self, label: str, stage: str, done: int, total: int) -> None:
+        line = f"{label}: {stage}" + (f" {done}/{total}" if total > 1 else "")
+        if line == self.last:
+            return
+        self.last = line
+        if self.tty:
+            sys.stderr.write("\r\x1b[2K" + line)
+        else:
+            sys.stderr.write(line + "\n")
+        sys.stderr.flush()
+
+    def done(self) -> None:
+        if self.tty and self.last:
+            sys.stderr.write("\r\x1b[2K")
+            sys.stderr.flush()
+        self.last = ""
+
+
+def cmd_import(args: argparse.Namespace, store: Store, settings: Settings) -> int:
+    notebook = get_or_create_notebook(store, args.notebook, settings)
+    progress = StderrProgress()
+    results = []
+    for i, name in enumerate(args.files, start=1):
+        path = Path(name)
+        progress(path.name, f"file {i} of {len(args.files)}", 0, 1)
+        try:
+            data = path.read_bytes()
+        except OSError as e:
+            results.append(
+                {"file": path.name, "status": "failed", "document_id": None, "pages": 0,
+                 "passages": 0, "chars": 0, "warnings": [],
+                 "error": f"{name} could not be read: {e.strerror or e}."}
+            )
+            continue
+        result = import_file(
+            store, notebook, path.name, data,
+            settings=settings, password=args.password, progress=progress,
+        )
+        progress.done()
+        results.append(result.as_dict())
+        if not args.json:
+            print(describe_import(result.as_dict()))
+    progress.done()
+    if args.json:
+        emit_json(results)
+    return 1 if any(r["status"] == "failed" for r in results) else 0
+
+
+def describe_import(result: dict) -> str:
+    if result["status"] == "failed":
+        return f"failed     {result['file']}: {result['error']}"
+    line = (
+        f"{result['status']:<10} {result['file']} (document {result['document_id']}): "
+        f"{result['pages']} pages, {result['passages']} passages, {result['chars']:,} characters"
+    )
+    return "\n".join([line, *(f"           warning: {w}" for w in result["warnings"])])
+
+
+def cmd_notebooks(args: argparse.Namespace, store: Store, settings: Settings) -> int:
+    notebooks = store.notebooks()
+    if args.json:
+        emit_json(
+            [
+                {"id": n.id, "name": n.name, "documents": n.documents, "passages": n.passages,
+                 "embedding_model": n.embedding_model, "embedding_dim": n.embedding_dim}
+                for n in notebooks
+            ]
+        )
+    elif not notebooks:
+        print("No notebooks yet. Create one with: knownote import NOTEBOOK FILE...")
+    else:
+        for n in notebooks:
+            print(f"{n.id:>4}  {n.name}  ({n.documents} documents, {n.passages} passages)")
+    return 0
+
+
+def cmd_show(args: argparse.Namespace, store: Store, settings: Settings) -> int:
+    document = store.document(args.document_id)
+    text = store.document_text(document.id)
+    pages = store.pages(document.id)
+    passages = store.passages(document.id)
+    if args.json:
+        emit_json(
+            {
+                "document_id": document.id,
+                "title": document.title,
+                "filename": document.filename,
+                "kind": document.kind,
+                "warnings": list(document.warnings),
+                "text": text,
+                "pages": [{"page": p.number, "start": p.start, "end": p.end} for p in pages],
+                "passages": [
+                    {"idx": p.idx, "start": p.start, "end": p.end, "page_start": p.page_start,
+                     "page_end": p.page_end, "text": p.text}
+                    for p in passages
+                ],
+            }
+        )
+        return 0
+    print(f"# {document.title} ({document.filename}, {document.kind})")
+    for warning in document.warnings:
+        print(f"warning: {warning}")
+    if pages:
+        for p in pages:
+            print(f"\n--- page {p.number} (chars {p.start:,}–{p.end:,}) ---")
+            print(text[p.start : p.end])
+    else:
+        print(text)
+    print(f"\n# {len(passages)} passages")
+    for p in passages:
+        where = f" p. {p.page_start}" if p.page_start is not None else ""
+        if p.page_end is not None and p.page_end != p.page_start:
+            where += f"–{p.page_end}"
+        print(f"[{p.idx}]{where} chars {p.start:,}–{p.end:,}: {p.text[:80]!r}")
+    return 0
+
+
+def parse_id(value: str) -> int:
+    try:
+        return int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a number") from None
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="knownote", description=__doc__)
+    parser.add_argument("--db", type=Path, help="database file (default: $KNOWNOTE_HOME)")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    p = sub.add_parser("import", help="import files into a notebook (created if needed)")
+    p.add_argument("notebook")
+    p.add_argument("files", nargs="+", metavar="FILE")
+    p.add_argument("--password", help="password for encrypted PDFs")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(run=cmd_import)
+
+    p = sub.add_parser("notebooks", help="list notebooks with their document and passage counts")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(run=cmd_notebooks)
+
+    p = sub.add_parser("show", help="print a document's extracted text, pages and passages")
+    p.add_argument("document_id", type=parse_id)
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(run=cmd_show)
+
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    settings = Settings()
+    if args.db:
+        settings = settings.with_(home=args.db.parent)
+    db_path = args.db or settings.db_path
+    try:
+        store = Store.open(db_path)
+        try:
+            return args.run(args, store, settings)
+        finally:
+            store.close()
+    except NotFound as e:
+        print(f"knownote: {e}", file=sys.stderr)
+        return 2
+    except KnowNoteError as e:
+        print(f"knownote: {e}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("knownote: interrupted; nothing half-imported was kept.", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,37 @@
+"""The errors a user can cause. Each message says what happened and what to do next."""
+
+
+class KnowNoteError(Exception):
+    """Base class: the message is meant to be shown to the user as it is."""
+
+
+class UnsupportedFile(KnowNoteError):
+    """The file is not a format KnowNote can read."""
+
+
+class UnreadableFile(KnowNoteError):
+    """The file is empty, truncated or damaged."""
+
+
+class PasswordRequired(KnowNoteError):
+    """The PDF is encrypted and no password (or a wrong one) was given."""
+
+
+class NoTextLayer(KnowNoteError):
+    """The file has no text to import (for example a scan without OCR)."""
+
+
+class FileTooLarge(KnowNoteError):
+    """The file, or what it unpacks to, is over a configured limit."""
+
+
+class NotFound(KnowNoteError):
+    """A notebook, document or chat that does not exist was asked for."""
+
+
+class DatabaseInUse(KnowNoteError):
+    """Another KnowNote process holds the database file."""
+
+
+class ModelError(KnowNoteError):
+    """The embedding or answer model could not be loaded or reached."""

@@ -1,0 +1,168 @@
+"""Numbered schema migrations. Each runs once, in its own transaction, and is recorded.
+
+Append new migrations at the end with the next number; never edit one that has shipped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import duckdb
+
+Migration = Callable[[duckdb.DuckDBPyConnection], None]
+
+
+def m001_documents_and_passages(db: duckdb.DuckDBPyConnection) -> None:
+    db.execute("CREATE SEQUENCE notebook_ids START 1")
+    db.execute("CREATE SEQUENCE document_ids START 1")
+    db.execute("CREATE SEQUENCE passage_ids START 1")
+    db.execute(
+        """
+        CREATE TABLE notebooks (
+            id BIGINT PRIMARY KEY DEFAULT nextval('notebook_ids'),
+            name VARCHAR NOT NULL,
+            created_at TIMESTAMP NOT NULL DEFAULT current_timestamp,
+            embedding_model VARCHAR NOT NULL,
+            embedding_dim INTEGER NOT NULL
+        )
+        """
+    )
+    db.execute(
+        """
+        CREATE TABLE documents (
+            id BIGINT PRIMARY KEY DEFAULT nextval('document_ids'),
+            notebook_id BIGINT NOT NULL,
+            title VARCHAR NOT NULL,
+            filename VARCHAR NOT NULL,
+            kind VARCHAR NOT NULL,
+            sha256 VARCHAR NOT NULL,
+            text VARCHAR NOT NULL,
+            n_chars INTEGER NOT NULL,
+            n_pages INTEGER NOT NULL,
+            enabled BOOLEAN NOT NULL DEFAULT true,
+            status VARCHAR NOT NULL DEFAULT 'ready',
+            warnings VARCHAR[] NOT NULL DEFAULT [],
+            created_at TIMESTAMP NOT NULL DEFAULT current_timestamp
+        )
+        """
+    )
+    db.execute(
+        """
+        CREATE TABLE pages (
+            document_id BIGINT NOT NULL,
+            page_no INTEGER NOT NULL,
+            start INTEGER NOT NULL,
+            "end" INTEGER NOT NULL
+        )
+        """
+    )
+    # notebook_id is repeated here so searches filter passages without a join.
+    db.execute(
+        """
+        CREATE TABLE passages (
+            id BIGINT PRIMARY KEY DEFAULT nextval('passage_ids'),
+            document_id BIGINT NOT NULL,
+            notebook_id BIGINT NOT NULL,
+            idx INTEGER NOT NULL,
+            start INTEGER NOT NULL,
+            "end" INTEGER NOT NULL,
+            page_start INTEGER,
+            page_end INTEGER,
+            text VARCHAR NOT NULL,
+            n_terms INTEGER NOT NULL
+        )
+        """
+    )
+    # Keyword index: term counts per passage, so BM25 runs in plain SQL.
+    db.execute(
+        """
+        CREATE TABLE passage_terms (
+            passage_id BIGINT NOT NULL,
+            notebook_id BIGINT NOT NULL,
+            term VARCHAR NOT NULL,
+            tf INTEGER NOT NULL
+        )
+        """
+    )
+
+
+def m002_chats(db: duckdb.DuckDBPyConnection) -> None:
+    db.execute("CREATE SEQUENCE chat_ids START 1")
+    db.execute("CREATE SEQUENCE message_ids START 1")
+    db.execute(
+        """
+        CREATE TABLE chats (
+            id BIGINT PRIMARY KEY DEFAULT nextval('chat_ids'),
+            notebook_id BIGINT NOT NULL,
+            title VARCHAR NOT NULL,
+            created_at TIMESTAMP NOT NULL DEFAULT current_timestamp
+        )
+        """
+    )
+    db.execute(
+        """
+        CREATE TABLE messages (
+            id BIGINT PRIMARY KEY DEFAULT nextval('message_ids'),
+            chat_id BIGINT NOT NULL,
+            role VARCHAR NOT NULL,
+            content VARCHAR NOT NULL,
+            model VARCHAR,
+            extractive BOOLEAN NOT NULL DEFAULT false,
+            incomplete BOOLEAN NOT NULL DEFAULT false,
+            created_at TIMESTAMP NOT NULL DEFAULT current_timestamp
+        )
+        """
+    )
+    # The passages put in front of the model for one answer, numbered as in the prompt.
+    db.execute(
+        """
+        CREATE TABLE answer_passages (
+            message_id BIGINT NOT NULL,
+            n INTEGER NOT NULL,
+            passage_id BIGINT,
+            document_id BIGINT NOT NULL,
+            passage_index INTEGER NOT NULL,
+            start INTEGER NOT NULL,
+            "end" INTEGER NOT NULL,
+            page_start INTEGER,
+            page_end INTEGER,
+            title VARCHAR NOT NULL,
+            text VARCHAR NOT NULL,
+            cited BOOLEAN NOT NULL
+        )
+        """
+    )
+
+
+MIGRATIONS: list[Migration] = [m001_documents_and_passages, m002_chats]
+
+
+def migrate(db: duckdb.DuckDBPyConnection) -> list[str]:
+    """Apply every migration not yet recorded; return the names applied."""
+    db.execute(
+        """
+        CREATE TABLE IF NOT EXISTS _migrations (
+            version INTEGER PRIMARY KEY,
+            name VARCHAR NOT NULL,
+            applied_at TIMESTAMP NOT NULL DEFAULT current_timestamp
+        )
+        """
+    )
+    done = {row[0] for row in db.execute("SELECT version FROM _migrations").fetchall()}
+    applied = []
+    for version, migration in enumerate(MIGRATIONS, start=1):
+        if version in done:
+            continue
+        db.execute("BEGIN TRANSACTION")
+        try:
+            migration(db)
+            db.execute(
+                "INSERT INTO _migrations (version, name) VALUES (?, ?)",
+                [version, migration.__name__],
+            )
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        applied.append(migration.__name__)
+    return applied

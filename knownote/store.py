@@ -1,0 +1,465 @@
+"""The DuckDB database: notebooks, documents, pages, passages, vectors and the keyword index.
+
+One `Store` wraps one connection. Every call takes the store's lock, so the connection can be
+shared by the threads of a Streamlit server. Writes that belong together run in `transaction()`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import threading
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import duckdb
+import numpy as np
+import pyarrow as pa
+
+from knownote.errors import DatabaseInUse, KnowNoteError, NotFound
+from knownote.migrations import migrate
+
+
+@dataclass(frozen=True)
+class Notebook:
+    id: int
+    name: str
+    embedding_model: str
+    embedding_dim: int
+    documents: int = 0
+    passages: int = 0
+
+
+@dataclass(frozen=True)
+class Document:
+    id: int
+    notebook_id: int
+    title: str
+    filename: str
+    kind: str
+    sha256: str
+    n_chars: int
+    n_pages: int
+    enabled: bool
+    warnings: tuple[str, ...]
+    passages: int = 0
+
+
+@dataclass(frozen=True)
+class Page:
+    number: int
+    start: int
+    end: int
+
+
+@dataclass(frozen=True)
+class Passage:
+    id: int
+    document_id: int
+    idx: int
+    start: int
+    end: int
+    page_start: int | None
+    page_end: int | None
+    text: str
+
+
+@dataclass(frozen=True)
+class NewPassage:
+    """A passage ready to store: its offsets, pages, keyword counts and normalised vector."""
+
+    start: int
+    end: int
+    page_start: int | None
+    page_end: int | None
+    terms: dict[str, int]
+
+
+def vectors_table(dim: int) -> str:
+    """Vectors live in one table per dimension, as fixed-size FLOAT[dim] arrays."""
+    return f"vectors_{int(dim)}"
+
+
+def sha256_hex(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+class Store:
+    """All SQL lives here. Open with `Store.open(path)`; close with `close()`."""
+
+    def __init__(self, db: duckdb.DuckDBPyConnection, path: Path | None) -> None:
+        self.db = db
+        self.path = path
+        self.lock = threading.RLock()
+
+    @classmethod
+    def open(cls, path: Path | str | None) -> Store:
+        """Open (creating and migrating as needed) the database at `path`; None is in memory."""
+        db_path = Path(path) if path is not None else None
+        if db_path is not None:
+            db_path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            db = duckdb.connect(str(db_path) if db_path else ":memory:")
+        except duckdb.IOException as e:
+            if "lock" in str(e).lower():
+                raise DatabaseInUse(
+                    f"The database {db_path} is in use by another KnowNote process. "
+                    "Close the other app or command, or use another data folder (--db)."
+                ) from e
+            raise KnowNoteError(f"Could not open the database {db_path}: {e}") from e
+        store = cls(db, db_path)
+        migrate(db)
+        store.remove_orphan_files()
+        return store
+
+    def close(self) -> None:
+        with self.lock:
+            self.db.close()
+
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[duckdb.DuckDBPyConnection]:
+        with self.lock:
+            self.db.execute("BEGIN TRANSACTION")
+            try:
+                yield self.db
+            except BaseException:
+                self.db.execute("ROLLBACK")
+                raise
+            self.db.execute("COMMIT")
+
+    def _all(self, sql: str, params: Sequence[object] = ()) -> list[tuple]:
+        with self.lock:
+            return self.db.execute(sql, list(params)).fetchall()
+
+    def _one(self, sql: str, params: Sequence[object] = ()) -> tuple | None:
+        with self.lock:
+            return self.db.execute(sql, list(params)).fetchone()
+
+    # --- original files -------------------------------------------------------------------
+
+    @property
+    def files_dir(self) -> Path | None:
+        """Original bytes, named by their sha256, beside the database file."""
+        return self.path.with_name(self.path.name + ".files") if self.path else None
+
+    def file_path(self, sha256: str) -> Path | None:
+        folder = self.files_dir
+        return folder / sha256 if folder else None
+
+    def save_file(self, data: bytes) -> str:
+        """Keep the original bytes (atomically) under their hash; return the hash."""
+        digest = sha256_hex(data)
+        target = self.file_path(digest)
+        if target is not None and not target.exists():
+            target.parent.mkdir(parents=True, exist_ok=True)
+            tmp = target.with_name(f".{digest}.{os.getpid()}.{threading.get_ident()}.tmp")
+            tmp.write_bytes(data)
+            os.replace(tmp, target)
+        return digest
+
+    def read_file(self, sha256: str) -> bytes:
+        target = self.file_path(sha256)
+        if target is None or not target.exists():
+            raise NotFound("The original file is not kept for this document.")
+        return target.read_bytes()
+
+    def discard_file_if_unused(self, sha256: str) -> None:
+        """Delete a kept file once no document refers to it any more."""
+        target = self.file_path(sha256)
+        if target is not None and not self._one("SELECT 1 FROM documents WHERE sha256 = ?", [sha256]):
+            target.unlink(missing_ok=True)
+
+    def remove_orphan_files(self) -> int:
+        """Delete kept files no document refers to (left by a killed import).
+
+        Only safe while no import runs, so it is called when the database is opened; the
+        database lock guarantees this process is the only one using the folder.
+        """
+        folder = self.files_dir
+        if folder is None or not folder.is_dir():
+            return 0
+        wanted = {row[0] for row in self._all("SELECT DISTINCT sha256 FROM documents")}
+        removed = 0
+        for entry in folder.iterdir():
+            if entry.name not in wanted:
+                entry.unlink(missing_ok=True)
+                removed += 1
+        return removed
+
+    # --- notebooks ------------------------------------------------------------------------
+
+    def create_notebook(self, name: str, embedding_model: str, embedding_dim: int) -> Notebook:
+        name = name.strip()
+        if not name:
+            raise KnowNoteError("A notebook needs a name.")
+        with self.transaction() as db:
+            if db.execute("SELECT 1 FROM notebooks WHERE name = ?", [name]).fetchone():
+                raise KnowNoteError(f"A notebook called “{name}” already exists.")
+            (notebook_id,) = db.execute(
+                "INSERT INTO notebooks (name, embedding_model, embedding_dim) VALUES (?, ?, ?) "
+                "RETURNING id",
+                [name, embedding_model, embedding_dim],
+            ).fetchone()
+        return self.notebook(notebook_id)
+
+    _NOTEBOOK_SQL = """
+        SELECT n.id, n.name, n.embedding_model, n.embedding_dim,
+               (SELECT count(*) FROM documents d WHERE d.notebook_id = n.id),
+               (SELECT count(*) FROM passages p WHERE p.notebook_id = n.id)
+        FROM notebooks n
+    """
+
+    def notebooks(self) -> list[Notebook]:
+        return [Notebook(*row) for row in self._all(self._NOTEBOOK_SQL + " ORDER BY n.id")]
+
+    def notebook(self, notebook_id: int) -> Notebook:
+        row = self._one(self._NOTEBOOK_SQL + " WHERE n.id = ?", [notebook_id])
+        if row is None:
+            raise NotFound(f"There is no notebook {notebook_id}.")
+        return Notebook(*row)
+
+    def notebook_by_name(self, name: str) -> Notebook | None:
+        row = self._one(self._NOTEBOOK_SQL + " WHERE n.name = ?", [name.strip()])
+        return Notebook(*row) if row else None
+
+    def rename_notebook(self, notebook_id: int, name: str) -> None:
+        name = name.strip()
+        if not name:
+            raise KnowNoteError("A notebook needs a name.")
+        with self.transaction() as db:
+            taken = db.execute(
+                "SELECT 1 FROM notebooks WHERE name = ? AND id <> ?", [name, notebook_id]
+            ).fetchone()
+            if taken:
+                raise KnowNoteError(f"A notebook called “{name}” already exists.")
+            db.execute("UPDATE notebooks SET name = ? WHERE id = ?", [name, notebook_id])
+
+    def delete_notebook(self, notebook_id: int) -> None:
+        notebook = self.notebook(notebook_id)
+        with self.transaction() as db:
+            rows = db.execute(
+                "SELECT id, sha256 FROM documents WHERE notebook_id = ?", [notebook_id]
+            ).fetchall()
+            for document_id, _ in rows:
+                self._delete_document_rows(db, document_id, notebook.embedding_dim)
+            db.execute(
+                "DELETE FROM answer_passages WHERE message_id IN (SELECT m.id FROM messages m "
+                "JOIN chats c ON c.id = m.chat_id WHERE c.notebook_id = ?)",
+                [notebook_id],
+            )
+            db.execute(
+                "DELETE FROM messages WHERE chat_id IN (SELECT id FROM chats WHERE notebook_id = ?)",
+                [notebook_id],
+            )
+            db.execute("DELETE FROM chats WHERE notebook_id = ?", [notebook_id])
+            db.execute("DELETE FROM notebooks WHERE id = ?", [notebook_id])
+        for _, sha256 in rows:
+            self.discard_file_if_unused(sha256)
+
+    # --- documents ------------------------------------------------------------------------
+
+    _DOCUMENT_SQL = """
+        SELECT d.id, d.notebook_id, d.title, d.filename, d.kind, d.sha256, d.n_chars, d.n_pages,
+               d.enabled, d.warnings,
+               (SELECT count(*) FROM passages p WHERE p.document_id = d.id)
+        FROM documents d
+    """
+
+    @staticmethod
+    def _document(row: tuple) -> Document:
+        return Document(*row[:9], tuple(row[9] or ()), row[10])
+
+    def documents(self, notebook_id: int) -> list[Document]:
+        rows = self._all(self._DOCUMENT_SQL + " WHERE d.notebook_id = ? ORDER BY d.id", [notebook_id])
+        return [self._document(row) for row in rows]
+
+    def document(self, document_id: int) -> Document:
+        row = self._one(self._DOCUMENT_SQL + " WHERE d.id = ?", [document_id])
+        if row is None:
+            raise NotFound(f"There is no document {document_id}.")
+        return self._document(row)
+
+    def document_by_hash(self, notebook_id: int, sha256: str) -> Document | None:
+        row = self._one(
+            self._DOCUMENT_SQL + " WHERE d.notebook_id = ? AND d.sha256 = ?", [notebook_id, sha256]
+        )
+        return self._document(row) if row else None
+
+    def document_text(self, document_id: int) -> str:
+        row = self._one("SELECT text FROM documents WHERE id = ?", [document_id])
+        if row is None:
+            raise NotFound(f"There is no document {document_id}.")
+        return row[0]
+
+    def pages(self, document_id: int) -> list[Page]:
+        rows = self._all(
+            'SELECT page_no, start, "end" FROM pages WHERE document_id = ? ORDER BY page_no',
+            [document_id],
+        )
+        return [Page(*row) for row in rows]
+
+    def passages(self, document_id: int) -> list[Passage]:
+        rows = self._all(
+            'SELECT id, document_id, idx, start, "end", page_start, page_end, text FROM passages '
+            "WHERE document_id = ? ORDER BY idx",
+            [document_id],
+        )
+        return [Passage(*row) for row in rows]
+
+    def set_document_enabled(self, document_id: int, enabled: bool) -> None:
+        with self.lock:
+            self.db.execute("UPDATE documents SET enabled = ? WHERE id = ?", [enabled, document_id])
+
+    def add_document(
+        self,
+        *,
+        notebook_id: int,
+        title: str,
+        filename: str,
+        kind: str,
+        sha256: str,
+        text: str,
+        pages: Sequence[Page],
+        passages: Sequence[NewPassage],
+        vectors: np.ndarray,
+        warnings: Sequence[str] = (),
+    ) -> int | None:
+        """Store a document with all its passages in one transaction.
+
+        Returns the new document id, or None when the notebook already holds this file.
+        """
+        notebook = self.notebook(notebook_id)
+        if len(vectors) != len(passages) or (
+            len(passages) and vectors.shape[1] != notebook.embedding_dim
+        ):
+            raise ValueError("one vector of the notebook's dimension per passage is required")
+        table = vectors_table(notebook.embedding_dim)
+        with self.transaction() as db:
+            if db.execute(
+                "SELECT 1 FROM documents WHERE notebook_id = ? AND sha256 = ?", [notebook_id, sha256]
+            ).fetchone():
+                return None
+            (document_id,) = db.execute(
+                "INSERT INTO documents (notebook_id, title, filename, kind, sha256, text, n_chars, "
+                "n_pages, warnings) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+                [notebook_id, title, filename, kind, sha256, text, len(text), len(pages),
+                 list(warnings)],
+            ).fetchone()
+            if pages:
+                db.executemany(
+                    'INSERT INTO pages (document_id, page_no, start, "end") VALUES (?, ?, ?, ?)',
+                    [(document_id, p.number, p.start, p.end) for p in pages],
+                )
+            if passages:
+                self._insert_passages(db, notebook_id, document_id, text, passages, vectors, table)
+        return document_id
+
+    def _insert_passages(
+        self,
+        db: duckdb.DuckDBPyConnection,
+        notebook_id: int,
+        document_id: int,
+        text: str,
+        passages: Sequence[NewPassage],
+        vectors: np.ndarray,
+        table: str,
+    ) -> None:
+        n = len(passages)
+        ids = sorted(
+            row[0] for row in db.execute("SELECT nextval('passage_ids') FROM range(?)", [n]).fetchall()
+        )
+        passage_rows = pa.table(
+            {
+                "id": pa.array(ids, pa.int64()),
+                "document_id": pa.array([document_id] * n, pa.int64()),
+                "notebook_id": pa.array([notebook_id] * n, pa.int64()),
+                "idx": pa.array(range(n), pa.int32()),
+                "start": pa.array([p.start for p in passages], pa.int32()),
+                "end": pa.array([p.end for p in passages], pa.int32()),
+                "page_start": pa.array([p.page_start for p in passages], pa.int32()),
+                "page_end": pa.array([p.page_end for p in passages], pa.int32()),
+                "text": pa.array([text[p.start : p.end] for p in passages], pa.string()),
+                "n_terms": pa.array([sum(p.terms.values()) for p in passages], pa.int32()),
+            }
+        )
+        term_ids, terms, counts = [], [], []
+        for passage_id, passage in zip(ids, passages, strict=True):
+            for term, tf in passage.terms.items():
+                term_ids.append(passage_id)
+                terms.append(term)
+                counts.append(tf)
+        term_rows = pa.table(
+            {
+                "passage_id": pa.array(term_ids, pa.int64()),
+                "notebook_id": pa.array([notebook_id] * len(terms), pa.int64()),
+                "term": pa.array(terms, pa.string()),
+                "tf": pa.array(counts, pa.int32()),
+            }
+        )
+        dim = vectors.shape[1]
+        flat = pa.array(np.ascontiguousarray(vectors, dtype=np.float32).ravel())
+        vector_rows = pa.table(
+            {
+                "passage_id": pa.array(ids, pa.int64()),
+                "embedding": pa.FixedSizeListArray.from_arrays(flat, dim),
+            }
+        )
+        db.execute(
+            f"CREATE TABLE IF NOT EXISTS {table} "
+            f"(passage_id BIGINT PRIMARY KEY, embedding FLOAT[{dim}] NOT NULL)"
+        )
+        db.register("new_passages", passage_rows)
+        db.register("new_terms", term_rows)
+        db.register("new_vectors", vector_rows)
+        try:
+            db.execute("INSERT INTO passages SELECT * FROM new_passages")
+            db.execute("INSERT INTO passage_terms SELECT * FROM new_terms")
+            db.execute(f"INSERT INTO {table} SELECT * FROM new_vectors")
+        finally:
+            for name in ("new_passages", "new_terms", "new_vectors"):
+                db.unregister(name)
+
+    def delete_document(self, document_id: int) -> None:
+        document = self.document(document_id)
+        dim = self.notebook(document.notebook_id).embedding_dim
+        with self.transaction() as db:
+            self._delete_document_rows(db, document_id, dim)
+        self.discard_file_if_unused(document.sha256)
+
+    def _delete_document_rows(
+        self, db: duckdb.DuckDBPyConnection, document_id: int, dim: int
+    ) -> None:
+        table = vectors_table(dim)
+        has_vectors = db.execute(
+            "SELECT 1 FROM information_schema.tables WHERE table_name = ?", [table]
+        ).fetchone()
+        if has_vectors:
+            db.execute(
+                f"DELETE FROM {table} WHERE passage_id IN "
+                "(SELECT id FROM passages WHERE document_id = ?)",
+                [document_id],
+            )
+        db.execute(
+            "DELETE FROM passage_terms WHERE passage_id IN "
+            "(SELECT id FROM passages WHERE document_id = ?)",
+            [document_id],
+        )
+        db.execute("DELETE FROM passages WHERE document_id = ?", [document_id])
+        db.execute("DELETE FROM pages WHERE document_id = ?", [document_id])
+        db.execute("DELETE FROM documents WHERE id = ?", [document_id])
+
+    def vectors(self, document_id: int) -> np.ndarray:
+        """The stored vectors of a document's passages, in passage order."""
+        document = self.document(document_id)
+        table = vectors_table(self.notebook(document.notebook_id).embedding_dim)
+        with self.lock:
+            rows = self.db.execute(
+                f"SELECT v.embedding FROM {table} v JOIN passages p ON p.id = v.passage_id "
+                "WHERE p.document_id = ? ORDER BY p.idx",
+                [document_id],
+            ).fetchnumpy()
+        if not len(rows["embedding"]):
+            return np.zeros((0, 0), dtype=np.float32)
+        return np.stack(rows["embedding"]).astype(np.float32)

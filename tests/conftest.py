@@ -1,0 +1,52 @@
+"""Shared fixtures: a fresh database file in a temp folder, the real small embedding model."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+from knownote.embed import get_embedder  # noqa: E402
+from knownote.settings import Settings  # noqa: E402
+from knownote.store import Store  # noqa: E402
+
+CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
+DOCS = CORPUS / "docs"
+
+
+def corpus_file(relative: str) -> Path:
+    """A file from ../shared/corpus, or skip the test when the corpus is not there."""
+    path = CORPUS / relative
+    if not path.exists():
+        pytest.skip(f"needs the shared corpus ({path} is absent)")
+    return path
+
+
+@pytest.fixture
+def settings(tmp_path: Path) -> Settings:
+    return Settings().with_(home=tmp_path / "home")
+
+
+@pytest.fixture
+def db_path(settings: Settings) -> Path:
+    return settings.db_path
+
+
+@pytest.fixture
+def store(db_path: Path):
+    store = Store.open(db_path)
+    yield store
+    store.close()
+
+
+@pytest.fixture(scope="session")
+def embedder():
+    return get_embedder()
+
+
+@pytest.fixture
+def notebook(store: Store, embedder):
+    return store.create_notebook("Test notebook", embedder.name, embedder.dim)
