@@ -8,10 +8,14 @@ import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from knownote.answer import ask
+from knownote.chats import export_markdown
+from knownote.embed import get_embedder
 from knownote.errors import KnowNoteError, NotFound
 from knownote.ingest import get_or_create_notebook, import_file
+from knownote.llm import connect
 from knownote.settings import Settings
-from knownote.store import Store
+from knownote.store import Notebook, Store
 
 Command = Callable[[argparse.Namespace, Store, Settings], int]
 
@@ -57,14 +61,26 @@ def cmd_import(args: argparse.Namespace, store: Store, settings: Settings) -> in
             data = path.read_bytes()
         except OSError as e:
             results.append(
-                {"file": path.name, "status": "failed", "document_id": None, "pages": 0,
-                 "passages": 0, "chars": 0, "warnings": [],
-                 "error": f"{name} could not be read: {e.strerror or e}."}
+                {
+                    "file": path.name,
+                    "status": "failed",
+                    "document_id": None,
+                    "pages": 0,
+                    "passages": 0,
+                    "chars": 0,
+                    "warnings": [],
+                    "error": f"{name} could not be read: {e.strerror or e}.",
+                }
             )
             continue
         result = import_file(
-            store, notebook, path.name, data,
-            settings=settings, password=args.password, progress=progress,
+            store,
+            notebook,
+            path.name,
+            data,
+            settings=settings,
+            password=args.password,
+            progress=progress,
         )
         progress.done()
         results.append(result.as_dict())
@@ -91,8 +107,14 @@ def cmd_notebooks(args: argparse.Namespace, store: Store, settings: Settings) ->
     if args.json:
         emit_json(
             [
-                {"id": n.id, "name": n.name, "documents": n.documents, "passages": n.passages,
-                 "embedding_model": n.embedding_model, "embedding_dim": n.embedding_dim}
+                {
+                    "id": n.id,
+                    "name": n.name,
+                    "documents": n.documents,
+                    "passages": n.passages,
+                    "embedding_model": n.embedding_model,
+                    "embedding_dim": n.embedding_dim,
+                }
                 for n in notebooks
             ]
         )
@@ -120,8 +142,14 @@ def cmd_show(args: argparse.Namespace, store: Store, settings: Settings) -> int:
                 "text": text,
                 "pages": [{"page": p.number, "start": p.start, "end": p.end} for p in pages],
                 "passages": [
-                    {"idx": p.idx, "start": p.start, "end": p.end, "page_start": p.page_start,
-                     "page_end": p.page_end, "text": p.text}
+                    {
+                        "idx": p.idx,
+                        "start": p.start,
+                        "end": p.end,
+                        "page_start": p.page_start,
+                        "page_end": p.page_end,
+                        "text": p.text,
+                    }
                     for p in passages
                 ],
             }
@@ -143,6 +171,133 @@ def cmd_show(args: argparse.Namespace, store: Store, settings: Settings) -> int:
             where += f"–{p.page_end}"
         print(f"[{p.idx}]{where} chars {p.start:,}–{p.end:,}: {p.text[:80]!r}")
     return 0
+
+
+def find_notebook(store: Store, name_or_id: str) -> Notebook:
+    """A notebook by name, or by number when no notebook has that name."""
+    notebook = store.notebook_by_name(name_or_id)
+    if notebook is None and name_or_id.strip().isdigit():
+        return store.notebook(int(name_or_id))
+    if notebook is None:
+        raise NotFound(
+            f"There is no notebook called “{name_or_id}”. List them with: knownote notebooks"
+        )
+    return notebook
+
+
+def cmd_ask(args: argparse.Namespace, store: Store, settings: Settings) -> int:
+    notebook = find_notebook(store, args.notebook)
+    client, models, status = connect(settings)
+    model = args.model or (models[0] if models else None)
+    if status:
+        print(f"knownote: {status}", file=sys.stderr)
+    elif model and not args.model:
+        print(f"knownote: answering with {model} (choose another with --model)", file=sys.stderr)
+
+    def write(piece: str) -> None:
+        sys.stdout.write(piece)
+        sys.stdout.flush()
+
+    result = ask(
+        store,
+        get_embedder(notebook.embedding_model),
+        notebook.id,
+        args.question,
+        llm=client,
+        model=model,
+        settings=settings,
+        k=args.k,
+        chat_id=args.chat,
+        on_token=None if args.json else write,
+    )
+    if args.json:
+        emit_json(result.as_dict())
+    else:
+        sys.stdout.write("\n")
+        if result.citations:
+            print("\nSources:")
+            for p in result.citations:
+                where = ", ".join(part for part in (p.title, p.pages, p.chars) if part)
+                print(f"[{p.n}] {where}")
+    if result.notice:
+        print(f"knownote: {result.notice}", file=sys.stderr)
+    print(
+        f"knownote: saved in chat {result.chat_id}; follow up with --chat {result.chat_id}",
+        file=sys.stderr,
+    )
+    return 1 if result.incomplete else 0
+
+
+def cmd_export(args: argparse.Namespace, store: Store, settings: Settings) -> int:
+    sys.stdout.write(export_markdown(store, args.chat_id))
+    return 0
+
+
+def cmd_search(args: argparse.Namespace, store: Store, settings: Settings) -> int:
+    from knownote.retrieve import search
+
+    notebook = find_notebook(store, args.notebook)
+    hits = search(
+        store,
+        get_embedder(notebook.embedding_model),
+        notebook.id,
+        args.query,
+        k=args.k,
+        mode=args.mode,
+        document_ids=args.documents,
+    )
+    if args.json:
+        emit_json([hit.as_dict() for hit in hits])
+    elif not hits:
+        print("No passages found.")
+    for n, hit in enumerate([] if args.json else hits, start=1):
+        pages = ""
+        if hit.page_start is not None:
+            pages = f", p. {hit.page_start}"
+            if hit.page_end is not None and hit.page_end != hit.page_start:
+                pages += f"–{hit.page_end}"
+        print(
+            f"[{n}] {hit.title} (document {hit.document_id}, passage {hit.passage_index}"
+            f"{pages}, chars {hit.start:,}–{hit.end:,}) score {hit.score:.3f}"
+        )
+        print("    " + " ".join(hit.text.split())[:300])
+    return 0
+
+
+def cmd_eval(args: argparse.Namespace, store: Store, settings: Settings) -> int:
+    from knownote.evaluate import evaluate, load_squad, stderr_progress
+    from knownote.retrieve import MODES
+
+    dataset = load_squad(args.dataset, args.max_questions)
+    modes = MODES if args.mode == "all" else (args.mode,)
+    report = evaluate(
+        dataset,
+        get_embedder(settings.embedding_model),
+        modes,
+        k=args.k,
+        progress=stderr_progress,
+        size=settings.passage_size,
+        overlap=settings.passage_overlap,
+    )
+    if args.json:
+        emit_json(report.as_dict())
+        return 0
+    print(
+        f"{args.dataset.name}: {report.questions} questions, {report.passages} passages"
+        + (f", {report.skipped} questions skipped" if report.skipped else "")
+    )
+    names = list(next(iter(report.modes.values())))
+    print(f"{'mode':<8} " + " ".join(f"{name:>10}" for name in names))
+    for mode, figures in report.modes.items():
+        print(f"{mode:<8} " + " ".join(f"{figures[name]:>10.3f}" for name in names))
+    return 0
+
+
+def parse_ids(value: str) -> list[int]:
+    try:
+        return [int(part) for part in value.split(",") if part.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a list of numbers like 1,4,7") from None
 
 
 def parse_id(value: str) -> int:
@@ -172,6 +327,36 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("document_id", type=parse_id)
     p.add_argument("--json", action="store_true")
     p.set_defaults(run=cmd_show)
+
+    p = sub.add_parser("ask", help="answer a question from a notebook, with citations")
+    p.add_argument("notebook", help="notebook name (or number)")
+    p.add_argument("question")
+    p.add_argument("--model", help="Ollama model (default: the first installed one)")
+    p.add_argument("-k", type=int, default=8, help="passages put in front of the model")
+    p.add_argument("--chat", type=parse_id, help="continue this chat (a follow-up question)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(run=cmd_ask)
+
+    p = sub.add_parser("export", help="print a chat as Markdown, with footnoted citations")
+    p.add_argument("chat_id", type=parse_id)
+    p.set_defaults(run=cmd_export)
+
+    p = sub.add_parser("search", help="find the passages of a notebook that match a query")
+    p.add_argument("notebook", help="notebook name (or number)")
+    p.add_argument("query")
+    p.add_argument("-k", type=int, default=8, help="how many passages (default 8)")
+    p.add_argument("--mode", choices=("hybrid", "vector", "keyword"), default="hybrid")
+    p.add_argument("--documents", type=parse_ids, help="only these document ids: 1,4,7")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(run=cmd_search)
+
+    p = sub.add_parser("eval", help="measure retrieval on a SQuAD-format question set")
+    p.add_argument("dataset", type=Path, metavar="DATASET.json")
+    p.add_argument("-k", type=int, default=10, help="passages retrieved per question")
+    p.add_argument("--mode", choices=("hybrid", "vector", "keyword", "all"), default="all")
+    p.add_argument("--max-questions", type=int, help="only the first N questions")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(run=cmd_eval)
 
     return parser
 

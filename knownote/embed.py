@@ -55,13 +55,13 @@ class SentenceTransformerEmbedder:
         self._lock = threading.Lock()
 
     @property
-    def model(self):  # noqa: ANN201 - the SentenceTransformer type would import torch eagerly
+    def model(self):
         with self._lock:
             if self._model is None:
                 self._model = self._load()
             return self._model
 
-    def _load(self):  # noqa: ANN202
+    def _load(self):
         location = model_location(self.name)
         if Path(location).is_dir() or self.name in _PACKAGED:
             os.environ.setdefault("HF_HUB_OFFLINE", "1")

@@ -35,3 +35,19 @@ class DatabaseInUse(KnowNoteError):
 
 class ModelError(KnowNoteError):
     """The embedding or answer model could not be loaded or reached."""
+
+
+class LLMUnavailable(ModelError):
+    """No Ollama server answers at the configured address."""
+
+
+class ModelNotInstalled(ModelError):
+    """The Ollama server does not have the requested model."""
+
+
+class LLMTimeout(ModelError):
+    """The answer model did not respond within the configured time."""
+
+
+class StreamInterrupted(ModelError):
+    """The answer stopped before it was finished; the caller keeps what arrived."""

@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import duckdb
+import numpy as np
 
 Migration = Callable[[duckdb.DuckDBPyConnection], None]
 
@@ -134,7 +135,41 @@ def m002_chats(db: duckdb.DuckDBPyConnection) -> None:
     )
 
 
-MIGRATIONS: list[Migration] = [m001_documents_and_passages, m002_chats]
+def m003_passage_codes(db: duckdb.DuckDBPyConnection) -> None:
+    # Compact sign-bit codes of the passage vectors: the vector search scans these (6 words a
+    # passage instead of 384 floats) and re-ranks a few hundred candidates exactly.
+    db.execute(
+        """
+        CREATE TABLE passage_codes (
+            passage_id BIGINT NOT NULL,
+            notebook_id BIGINT NOT NULL,
+            document_id BIGINT NOT NULL,
+            c0 UBIGINT NOT NULL, c1 UBIGINT NOT NULL, c2 UBIGINT NOT NULL,
+            c3 UBIGINT NOT NULL, c4 UBIGINT NOT NULL, c5 UBIGINT NOT NULL
+        )
+        """
+    )
+    from knownote.retrieve import insert_codes  # here: retrieve imports the store
+
+    tables = db.execute(
+        "SELECT table_name FROM information_schema.tables WHERE table_name LIKE 'vectors_%'"
+    ).fetchall()
+    for (table,) in tables:
+        rows = db.execute(
+            f"SELECT v.passage_id, p.notebook_id, p.document_id, v.embedding FROM {table} v "
+            "JOIN passages p ON p.id = v.passage_id"
+        ).fetchnumpy()
+        if len(rows["passage_id"]):
+            insert_codes(
+                db,
+                rows["passage_id"],
+                rows["notebook_id"],
+                rows["document_id"],
+                np.stack(rows["embedding"]).astype(np.float32),
+            )
+
+
+MIGRATIONS: list[Migration] = [m001_documents_and_passages, m002_chats, m003_passage_codes]
 
 
 def migrate(db: duckdb.DuckDBPyConnection) -> list[str]:

@@ -27,19 +27,27 @@ class Settings:
         default=120.0, metadata={"help": "Seconds to wait for the answer model before giving up."}
     )
     embedding_model: str = field(
-        default_factory=lambda: os.environ.get("KNOWNOTE_EMBEDDING_MODEL") or DEFAULT_EMBEDDING_MODEL,
+        default_factory=lambda: (
+            os.environ.get("KNOWNOTE_EMBEDDING_MODEL") or DEFAULT_EMBEDDING_MODEL
+        ),
         metadata={"help": "sentence-transformers model name or local path used for new notebooks."},
     )
-    passage_size: int = field(default=500, metadata={"help": "Target passage length in characters."})
+    passage_size: int = field(
+        default=500, metadata={"help": "Target passage length in characters."}
+    )
     passage_overlap: int = field(
         default=50, metadata={"help": "Characters shared by consecutive passages."}
     )
     k: int = field(default=8, metadata={"help": "Passages retrieved and shown to the model."})
-    max_file_mb: int = field(default=200, metadata={"help": "Largest file accepted for import, in MB."})
+    max_file_mb: int = field(
+        default=200, metadata={"help": "Largest file accepted for import, in MB."}
+    )
     max_text_chars: int = field(
         default=20_000_000, metadata={"help": "Largest extracted text accepted, in characters."}
     )
-    max_pages: int = field(default=5000, metadata={"help": "Most pages (or slides, chapters) per file."})
+    max_pages: int = field(
+        default=5000, metadata={"help": "Most pages (or slides, chapters) per file."}
+    )
 
     @property
     def db_path(self) -> Path:

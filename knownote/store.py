@@ -168,7 +168,9 @@ class Store:
     def discard_file_if_unused(self, sha256: str) -> None:
         """Delete a kept file once no document refers to it any more."""
         target = self.file_path(sha256)
-        if target is not None and not self._one("SELECT 1 FROM documents WHERE sha256 = ?", [sha256]):
+        if target is not None and not self._one(
+            "SELECT 1 FROM documents WHERE sha256 = ?", [sha256]
+        ):
             target.unlink(missing_ok=True)
 
     def remove_orphan_files(self) -> int:
@@ -250,7 +252,8 @@ class Store:
                 [notebook_id],
             )
             db.execute(
-                "DELETE FROM messages WHERE chat_id IN (SELECT id FROM chats WHERE notebook_id = ?)",
+                "DELETE FROM messages WHERE chat_id IN "
+                "(SELECT id FROM chats WHERE notebook_id = ?)",
                 [notebook_id],
             )
             db.execute("DELETE FROM chats WHERE notebook_id = ?", [notebook_id])
@@ -272,7 +275,9 @@ class Store:
         return Document(*row[:9], tuple(row[9] or ()), row[10])
 
     def documents(self, notebook_id: int) -> list[Document]:
-        rows = self._all(self._DOCUMENT_SQL + " WHERE d.notebook_id = ? ORDER BY d.id", [notebook_id])
+        rows = self._all(
+            self._DOCUMENT_SQL + " WHERE d.notebook_id = ? ORDER BY d.id", [notebook_id]
+        )
         return [self._document(row) for row in rows]
 
     def document(self, document_id: int) -> Document:
@@ -338,14 +343,24 @@ class Store:
         table = vectors_table(notebook.embedding_dim)
         with self.transaction() as db:
             if db.execute(
-                "SELECT 1 FROM documents WHERE notebook_id = ? AND sha256 = ?", [notebook_id, sha256]
+                "SELECT 1 FROM documents WHERE notebook_id = ? AND sha256 = ?",
+                [notebook_id, sha256],
             ).fetchone():
                 return None
             (document_id,) = db.execute(
                 "INSERT INTO documents (notebook_id, title, filename, kind, sha256, text, n_chars, "
                 "n_pages, warnings) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
-                [notebook_id, title, filename, kind, sha256, text, len(text), len(pages),
-                 list(warnings)],
+                [
+                    notebook_id,
+                    title,
+                    filename,
+                    kind,
+                    sha256,
+                    text,
+                    len(text),
+                    len(pages),
+                    list(warnings),
+                ],
             ).fetchone()
             if pages:
                 db.executemany(
@@ -368,7 +383,8 @@ class Store:
     ) -> None:
         n = len(passages)
         ids = sorted(
-            row[0] for row in db.execute("SELECT nextval('passage_ids') FROM range(?)", [n]).fetchall()
+            row[0]
+            for row in db.execute("SELECT nextval('passage_ids') FROM range(?)", [n]).fetchall()
         )
         passage_rows = pa.table(
             {
@@ -420,6 +436,9 @@ class Store:
         finally:
             for name in ("new_passages", "new_terms", "new_vectors"):
                 db.unregister(name)
+        from knownote.retrieve import insert_codes  # here: retrieve imports the store
+
+        insert_codes(db, ids, [notebook_id] * n, [document_id] * n, vectors)
 
     def delete_document(self, document_id: int) -> None:
         document = self.document(document_id)
@@ -446,6 +465,7 @@ class Store:
             "(SELECT id FROM passages WHERE document_id = ?)",
             [document_id],
         )
+        db.execute("DELETE FROM passage_codes WHERE document_id = ?", [document_id])
         db.execute("DELETE FROM passages WHERE document_id = ?", [document_id])
         db.execute("DELETE FROM pages WHERE document_id = ?", [document_id])
         db.execute("DELETE FROM documents WHERE id = ?", [document_id])

@@ -9,9 +9,9 @@ import pytest
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-from knownote.embed import get_embedder  # noqa: E402
-from knownote.settings import Settings  # noqa: E402
-from knownote.store import Store  # noqa: E402
+from knownote.embed import get_embedder
+from knownote.settings import Settings
+from knownote.store import Store
 
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
 DOCS = CORPUS / "docs"

@@ -5,6 +5,7 @@ For every imported document the offset invariants hold on the stored rows.
 
 from __future__ import annotations
 
+import itertools
 import re
 
 import numpy as np
@@ -38,8 +39,9 @@ def corpus_store(tmp_path_factory, embedder):
 
 def run_import(corpus_store, path, password=None):
     store, notebook, settings = corpus_store
-    return import_file(store, notebook, path.name, path.read_bytes(), settings=settings,
-                       password=password)
+    return import_file(
+        store, notebook, path.name, path.read_bytes(), settings=settings, password=password
+    )
 
 
 @pytest.mark.skipif(not FILES, reason=f"needs the shared corpus ({DOCS} is absent)")
@@ -74,7 +76,7 @@ def assert_document_invariants(store: Store, document_id: int, size: int) -> Non
     assert_spans_valid(text, [(p.start, p.end) for p in passages], size)
     if pages:
         assert [pg.number for pg in pages] == list(range(1, len(pages) + 1))
-        assert all(a.end <= b.start for a, b in zip(pages, pages[1:], strict=False))
+        assert all(a.end <= b.start for a, b in itertools.pairwise(pages))
         by_number = {pg.number: pg for pg in pages}
         for p in passages:
             assert by_number[p.page_start].start <= p.start < by_number[p.page_start].end

@@ -28,7 +28,9 @@ def test_query_is_nearest_to_the_related_passage(embedder):
 def test_progress_reports_every_chunk(embedder, monkeypatch):
     monkeypatch.setattr(embedder, "chunk", 2)
     seen = []
-    embedder.embed_passages(["a", "b", "c"], progress=lambda done, total: seen.append((done, total)))
+    embedder.embed_passages(
+        ["a", "b", "c"], progress=lambda done, total: seen.append((done, total))
+    )
     assert seen == [(2, 3), (3, 3)]
 
 
@@ -36,4 +38,4 @@ def test_a_missing_model_folder_is_a_clear_error(tmp_path):
     from knownote.embed import SentenceTransformerEmbedder
 
     with pytest.raises(ModelError, match="could not be loaded"):
-        SentenceTransformerEmbedder(str(tmp_path / "no-such-model")).dim
+        _ = SentenceTransformerEmbedder(str(tmp_path / "no-such-model")).dim

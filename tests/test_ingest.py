@@ -20,8 +20,9 @@ def test_markdown_imports_with_exact_offsets(store, notebook, settings):
 
 
 def test_pdf_passages_carry_their_pages(store, notebook, settings):
-    result = import_path(store, notebook, settings, corpus_file("docs/pdf/enc_password_test_4p.pdf"),
-                         password="test")
+    result = import_path(
+        store, notebook, settings, corpus_file("docs/pdf/enc_password_test_4p.pdf"), password="test"
+    )
     assert result.status == "imported" and result.pages == 4
     pages = {p.number: p for p in store.pages(result.document_id)}
     for passage in store.passages(result.document_id):
@@ -40,36 +41,57 @@ def test_same_file_twice_is_a_duplicate(store, notebook, settings):
 
 
 def test_encrypted_pdf_without_password_fails_and_asks_for_one(store, notebook, settings):
-    result = import_path(store, notebook, settings, corpus_file("docs/pdf/enc_password_openpassword.pdf"))
+    result = import_path(
+        store, notebook, settings, corpus_file("docs/pdf/enc_password_openpassword.pdf")
+    )
     assert result.status == "failed" and result.needs_password
     assert "password" in result.error
     assert store.documents(notebook.id) == []
 
 
 def test_broken_file_fails_and_leaves_nothing_behind(store, notebook, settings):
-    result = import_path(store, notebook, settings, corpus_file("docs/pdf/broken_truncated_multicolumn.pdf"))
+    result = import_path(
+        store, notebook, settings, corpus_file("docs/pdf/broken_truncated_multicolumn.pdf")
+    )
     assert result.status == "failed" and result.error
     assert store.documents(notebook.id) == []
     assert not store.files_dir.exists() or not list(store.files_dir.iterdir())
 
 
 def test_oversized_file_is_refused_with_the_limit(store, notebook, settings):
-    result = import_file(store, notebook, "big.txt", b"x" * (1024 * 1024 + 1),
-                         settings=settings.with_(max_file_mb=1))
+    result = import_file(
+        store, notebook, "big.txt", b"x" * (1024 * 1024 + 1), settings=settings.with_(max_file_mb=1)
+    )
     assert result.status == "failed" and "limit is 1 MB" in result.error
 
 
 def test_progress_goes_through_every_stage(store, notebook, settings):
     stages = []
-    import_file(store, notebook, "note.txt", ("Hello there. " * 100).encode(), settings=settings,
-                progress=lambda label, stage, done, total: stages.append(stage))
-    assert [s for i, s in enumerate(stages) if s not in stages[:i]] == ["extract", "split", "embed", "store"]
+    import_file(
+        store,
+        notebook,
+        "note.txt",
+        ("Hello there. " * 100).encode(),
+        settings=settings,
+        progress=lambda label, stage, done, total: stages.append(stage),
+    )
+    assert [s for i, s in enumerate(stages) if s not in stages[:i]] == [
+        "extract",
+        "split",
+        "embed",
+        "store",
+    ]
 
 
 def test_passage_size_is_a_setting(store, notebook, settings):
     data = ("A sentence of some length here. " * 200).encode()
-    result = import_file(store, notebook, "a.txt", data, settings=settings.with_(passage_size=200,
-                                                                                  passage_overlap=20))
+    result = import_file(
+        store,
+        notebook,
+        "a.txt",
+        data,
+        settings=settings.with_(passage_size=200, passage_overlap=20),
+    )
     assert max(p.end - p.start for p in store.passages(result.document_id)) <= 200
 
 

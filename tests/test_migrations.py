@@ -12,9 +12,21 @@ def test_blank_database_gets_every_migration_recorded(db_path):
 
 
 def test_schema_has_the_designed_tables(store):
-    tables = {r[0] for r in store.db.execute("SELECT table_name FROM information_schema.tables").fetchall()}
-    assert {"notebooks", "documents", "pages", "passages", "passage_terms", "chats", "messages",
-            "answer_passages", "_migrations"} <= tables
+    tables = {
+        r[0]
+        for r in store.db.execute("SELECT table_name FROM information_schema.tables").fetchall()
+    }
+    assert {
+        "notebooks",
+        "documents",
+        "pages",
+        "passages",
+        "passage_terms",
+        "chats",
+        "messages",
+        "answer_passages",
+        "_migrations",
+    } <= tables
 
 
 def test_migrating_twice_applies_nothing_new(tmp_path):

@@ -17,12 +17,21 @@ def unit_vectors(n: int, dim: int) -> np.ndarray:
 
 
 def add(store, notebook, text=TEXT, data=b"file bytes", pages=None):
-    passages = [NewPassage(0, 16, 1, 1, {"first": 1}), NewPassage(18, len(text), 2, 2, {"second": 1})]
+    passages = [
+        NewPassage(0, 16, 1, 1, {"first": 1}),
+        NewPassage(18, len(text), 2, 2, {"second": 1}),
+    ]
     store.save_file(data)
     return store.add_document(
-        notebook_id=notebook.id, title="T", filename="t.pdf", kind="pdf", sha256=sha256_hex(data),
-        text=text, pages=pages if pages is not None else [Page(1, 0, 16), Page(2, 18, len(text))],
-        passages=passages, vectors=unit_vectors(2, notebook.embedding_dim),
+        notebook_id=notebook.id,
+        title="T",
+        filename="t.pdf",
+        kind="pdf",
+        sha256=sha256_hex(data),
+        text=text,
+        pages=pages if pages is not None else [Page(1, 0, 16), Page(2, 18, len(text))],
+        passages=passages,
+        vectors=unit_vectors(2, notebook.embedding_dim),
     )
 
 
@@ -34,7 +43,9 @@ def small_notebook(store):
 def test_stored_passage_text_is_the_document_slice(store, small_notebook):
     doc_id = add(store, small_notebook)
     text = store.document_text(doc_id)
-    assert [p.text for p in store.passages(doc_id)] == [text[p.start : p.end] for p in store.passages(doc_id)]
+    assert [p.text for p in store.passages(doc_id)] == [
+        text[p.start : p.end] for p in store.passages(doc_id)
+    ]
     assert [p.text for p in store.passages(doc_id)] == ["First page text.", TEXT[18:]]
 
 

@@ -1,0 +1,278 @@
+"""KnowNote in the browser: notebooks, sources, questions, and each answer beside its passages.
+
+Layout and widgets only. Every action calls one `knownote` function; all SQL lives in the store
+and all prompting in `knownote.answer`. Run with `streamlit run app.py`.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+import streamlit as st
+
+from knownote.access import expected_password, password_matches
+from knownote.embed import Embedder, get_embedder
+from knownote.errors import KnowNoteError
+from knownote.excerpt import STYLE, escape_markdown
+from knownote.llm import EXAMPLE_MODEL, OllamaChat, connect
+from knownote.retrieve import MODES
+from knownote.settings import Settings
+from knownote.store import Notebook, Store
+from ui_common import confirming, set_confirm
+
+st.set_page_config(page_title="KnowNote", page_icon="📓", layout="wide")
+
+BASE = Settings()
+MODE_LABELS = {
+    "hybrid": "Hybrid (meaning + keywords)",
+    "vector": "Meaning only",
+    "keyword": "Keywords only",
+}
+
+
+@st.cache_resource(show_spinner=False)
+def open_store(path: str) -> Store:
+    """One store (one DuckDB connection) per database file and process."""
+    return Store.open(path)
+
+
+@st.cache_resource(show_spinner=False)
+def cached_embedder(name: str) -> Embedder:
+    """The embedder object; its model loads only when an import or a question first needs it."""
+    return get_embedder(name)
+
+
+@st.cache_resource(ttl=60, show_spinner=False)
+def ollama(host: str, _settings: Settings) -> tuple[OllamaChat | None, list[str], str | None]:
+    """The answer model server, looked up at most once a minute (or on "Check again")."""
+    return connect(_settings)
+
+
+def app_secrets() -> dict[str, object]:
+    if not st.secrets.load_if_toml_exists():
+        return {}
+    return {key: st.secrets[key] for key in st.secrets}
+
+
+def password_gate() -> None:
+    """Stop here until the visitor gives the password, when one is set."""
+    expected = expected_password(os.environ, app_secrets())
+    if expected is None or st.session_state.get("signed_in"):
+        return
+    st.title("KnowNote")
+    with st.form("sign_in"):
+        given = st.text_input("Password", type="password", key="password")
+        submitted = st.form_submit_button("Open")
+    if submitted:
+        if password_matches(given, expected):
+            st.session_state["signed_in"] = True
+            st.rerun()
+        time.sleep(1)  # slows down guessing
+        st.error("That password is not right.")
+    st.stop()
+
+
+def flash() -> None:
+    """Show (once) the message an action left for the next run."""
+    message = st.session_state.pop("flash", None)
+    if message:
+        kind, text = message
+        {"error": st.error, "success": st.success, "info": st.info}[kind](text)
+
+
+def notebook_sidebar(store: Store, settings: Settings) -> Notebook | None:
+    """Pick, create, rename and delete notebooks."""
+    notebooks = {n.id: n for n in store.notebooks()}
+    if "pending_notebook" in st.session_state:
+        st.session_state["notebook"] = st.session_state.pop("pending_notebook")
+    if st.session_state.get("notebook") not in notebooks:
+        st.session_state["notebook"] = next(iter(notebooks), None)
+
+    st.title("KnowNote")
+    if notebooks:
+        st.selectbox(
+            "Notebook",
+            list(notebooks),
+            key="notebook",
+            format_func=lambda i: notebooks[i].name,
+        )
+    current = notebooks.get(st.session_state.get("notebook"))
+
+    with st.expander("New notebook", expanded=not notebooks):
+        st.text_input("Name", key="new_notebook_name", placeholder="e.g. Thesis reading")
+        st.button(
+            "Create notebook",
+            key="create_notebook",
+            on_click=create_notebook,
+            args=(store, settings),
+        )
+
+    if current is not None:
+        with st.expander("Rename or delete"):
+            st.text_input("New name", key="rename_to", placeholder=current.name)
+            st.button(
+                "Rename", key="rename_notebook", on_click=rename_notebook, args=(store, current)
+            )
+            if confirming(("notebook", current.id)):
+                st.warning(
+                    f"Delete this notebook with its {current.documents} sources and all its "
+                    "chats? This cannot be undone."
+                )
+                left, right = st.columns(2)
+                left.button(
+                    "Delete",
+                    key="confirm_delete_notebook",
+                    type="primary",
+                    on_click=delete_notebook,
+                    args=(store, current),
+                )
+                right.button(
+                    "Cancel", key="cancel_delete_notebook", on_click=set_confirm, args=(None,)
+                )
+            else:
+                st.button(
+                    "Delete notebook…",
+                    key="delete_notebook",
+                    on_click=set_confirm,
+                    args=(("notebook", current.id),),
+                )
+    return current
+
+
+def create_notebook(store: Store, settings: Settings) -> None:
+    name = st.session_state.get("new_notebook_name", "").strip()
+    if not name:
+        st.session_state["flash"] = ("error", "Give the new notebook a name.")
+        return
+    if store.notebook_by_name(name) is not None:
+        st.session_state["flash"] = ("error", f"A notebook called “{name}” already exists.")
+        return
+    try:
+        with st.spinner("Loading the embedding model…"):
+            notebook = store.create_notebook(
+                name, settings.embedding_model, cached_embedder(settings.embedding_model).dim
+            )
+    except KnowNoteError as e:
+        st.session_state["flash"] = ("error", str(e))
+        return
+    st.session_state["pending_notebook"] = notebook.id
+    st.session_state["new_notebook_name"] = ""
+    st.session_state["view"] = "Sources"
+
+
+def rename_notebook(store: Store, notebook: Notebook) -> None:
+    try:
+        store.rename_notebook(notebook.id, st.session_state.get("rename_to", ""))
+    except KnowNoteError as e:
+        st.session_state["flash"] = ("error", str(e))
+        return
+    st.session_state["rename_to"] = ""
+
+
+def delete_notebook(store: Store, notebook: Notebook) -> None:
+    store.delete_notebook(notebook.id)
+    set_confirm(None)
+    st.session_state["flash"] = ("info", f"Deleted the notebook “{notebook.name}”.")
+
+
+def model_sidebar(settings: Settings) -> tuple[OllamaChat | None, str | None]:
+    """The answer model: a picker when Ollama answers, else how to start it."""
+    st.subheader("Answer model", anchor=False)
+    client, models, status = ollama(settings.ollama_host, settings)
+    if client is not None and models:
+        model = st.selectbox("Ollama model", models, key="model")
+        st.caption(f"Connected to {settings.ollama_host}")
+        return client, model
+    if client is None:
+        st.write("Not connected: answering with quoted passages")
+        st.caption(f"Start Ollama with `ollama serve` and `ollama pull {EXAMPLE_MODEL}`")
+    else:
+        st.write("Connected, but no models are installed: answering with quoted passages")
+        st.caption(status or "")
+    st.button("Check again", key="check_ollama", on_click=ollama.clear)
+    return None, None
+
+
+def settings_sidebar() -> tuple[Settings, str]:
+    """The settings for this session, and the retrieval mode."""
+    with st.expander("Settings"):
+        mode = st.selectbox(
+            "Retrieval", MODES, key="mode", format_func=lambda m: MODE_LABELS.get(m, m)
+        )
+        k = st.slider("Passages per answer", 1, 20, BASE.k, key="k")
+        size = st.number_input(
+            "Passage size for new imports (characters)",
+            min_value=200,
+            max_value=4000,
+            value=BASE.passage_size,
+            step=50,
+            key="passage_size",
+        )
+        model = st.text_input(
+            "Embedding model for new notebooks",
+            value=BASE.embedding_model,
+            key="embedding_model",
+            help="A sentence-transformers model name or folder. Each notebook keeps the model "
+            "it was created with.",
+        )
+    settings = BASE.with_(
+        k=int(k), passage_size=int(size), embedding_model=model.strip() or BASE.embedding_model
+    )
+    return settings, mode
+
+
+def main() -> None:
+    password_gate()
+    st.html(STYLE)
+    try:
+        store = open_store(str(BASE.db_path))
+    except KnowNoteError as e:
+        st.error(str(e))
+        st.stop()
+
+    # Filled out of order: the settings are read before the notebooks use them.
+    notebooks_box, model_box, settings_box = (st.sidebar.container() for _ in range(3))
+    with settings_box:
+        settings, mode = settings_sidebar()
+    with notebooks_box:
+        notebook = notebook_sidebar(store, settings)
+    with model_box:
+        st.divider()
+        llm, model = model_sidebar(settings)
+
+    flash()
+    if notebook is None:
+        st.header("Welcome", anchor=False)
+        st.write(
+            "Ask questions of your own documents. Every answer is shown beside the passages "
+            "it was built from, highlighted in the extracted text."
+        )
+        st.info("Create a notebook in the sidebar to begin.")
+        return
+
+    st.header(escape_markdown(notebook.name), anchor=False)
+    st.session_state.setdefault("view", "Chat" if notebook.documents else "Sources")
+    view = st.radio(
+        "View", ["Chat", "Sources"], key="view", horizontal=True, label_visibility="collapsed"
+    )
+    # The views import the extraction and answer libraries; the first paint does not wait.
+    if view == "Sources":
+        from ui_sources import sources_view
+
+        sources_view(store, notebook, settings, cached_embedder)
+    else:
+        from ui_chat import chat_view
+
+        chat_view(
+            store,
+            notebook,
+            settings,
+            embedder=lambda: cached_embedder(notebook.embedding_model),
+            llm=llm,
+            model=model,
+            mode=mode,
+        )
+
+
+main()

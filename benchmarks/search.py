@@ -1,0 +1,157 @@
+"""Vector search latency in DuckDB against numpy brute force, measured in the same run.
+
+Builds notebooks of 10k and 100k 384-dimension passages in a real DuckDB file (temp folder).
+The vectors resemble real embeddings: each is a real corpus passage embedding mixed with another
+one and perturbed (x = unit(e_a + 0.5 e_b + noise)); each passage's text is its e_a passage, so
+keyword and hybrid search have real terms. Queries are real questions, embedded by the model.
+
+For every query the two searches run back to back (the machine's load hits both alike):
+numpy is a normalised matrix product plus top-k over an in-memory matrix; KnowNote's is
+`retrieve.vector_scores` (pass over the compact codes, exact re-rank of the candidates).
+Prints the median latencies, their ratio, how often the top 10 equals exact search, and the
+median of a whole hybrid `search()` at the largest size, query embedding included.
+
+    .venv/bin/python benchmarks/search.py [--sizes 10000 100000] [--queries 200]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from knownote.embed import get_embedder
+from knownote.retrieve import Scope, search, vector_scores
+from knownote.split import split
+from knownote.store import NewPassage, Store
+from knownote.tokenize import term_counts
+
+CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
+SETS = ["qa_en/xquad.en.json", "qa_zh/cmrc2018_dev.json"]
+PER_DOCUMENT = 1000
+
+
+def corpus_passages(limit: int) -> tuple[list[str], list[str]]:
+    """Real passage texts (split like an import) and real questions from the question sets."""
+    texts: list[str] = []
+    questions: list[str] = []
+    for name in SETS:
+        data = json.loads((CORPUS / name).read_text(encoding="utf-8"))
+        paragraphs = [p for article in data["data"] for p in article["paragraphs"]]
+        wanted = len(texts) + limit // len(SETS)
+        for paragraph in paragraphs:
+            if len(texts) >= wanted:
+                break
+            context = paragraph["context"]
+            texts.extend(context[s.start : s.end] for s in split(context))
+            questions.extend(qa["question"] for qa in paragraph["qas"][:1])
+    return texts, questions
+
+
+def synthetic(base: np.ndarray, n: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    a = rng.integers(0, len(base), n)
+    b = rng.integers(0, len(base), n)
+    x = base[a] + 0.5 * base[b] + rng.normal(0, 0.02, (n, base.shape[1])).astype(np.float32)
+    x /= np.linalg.norm(x, axis=1, keepdims=True)
+    return x.astype(np.float32), a
+
+
+def build(path: Path, vectors: np.ndarray, origin: np.ndarray, texts: list[str], dim: int):
+    store = Store.open(path)
+    notebook = store.create_notebook("bench", "all-MiniLM-L6-v2", dim)
+    terms = [term_counts(t) for t in texts]
+    for i in range(0, len(vectors), PER_DOCUMENT):
+        chunk = range(i, min(i + PER_DOCUMENT, len(vectors)))
+        parts, passages, offset = [], [], 0
+        for j in chunk:
+            text = texts[origin[j]]
+            passages.append(NewPassage(offset, offset + len(text), None, None, terms[origin[j]]))
+            parts.append(text)
+            offset += len(text) + 2
+        store.add_document(
+            notebook_id=notebook.id,
+            title=f"document {i // PER_DOCUMENT}",
+            filename=f"doc{i}.txt",
+            kind="text",
+            sha256=f"bench{i}",
+            text="\n\n".join(parts),
+            pages=[],
+            passages=passages,
+            vectors=vectors[chunk.start : chunk.stop],
+        )
+    store.db.execute("CHECKPOINT")
+    return store, notebook
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
+    parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--base", type=int, default=1500, help="real passages embedded")
+    args = parser.parse_args()
+    rng = np.random.default_rng(0)
+    embedder = get_embedder()
+    t0 = time.perf_counter()
+    texts, questions = corpus_passages(args.base)
+    import torch  # one thread for the bulk embedding: much faster on a busy 2-core machine
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    base = embedder.embed_passages(texts)
+    torch.set_num_threads(threads)
+    questions = questions[: args.queries]
+    queries = np.stack([embedder.embed_query(q) for q in questions])
+    print(
+        f"embedded {len(texts)} corpus passages and {len(questions)} questions "
+        f"in {time.perf_counter() - t0:.0f} s"
+    )
+    with tempfile.TemporaryDirectory(prefix="knownote-bench-") as folder:
+        for size in args.sizes:
+            vectors, origin = synthetic(base, size, rng)
+            t0 = time.perf_counter()
+            store, notebook = build(Path(folder) / f"{size}.duckdb", vectors, origin, texts, 384)
+            print(f"\n{size:,} passages: built in {time.perf_counter() - t0:.0f} s")
+            ids = np.array(
+                [r[0] for r in store.db.execute("SELECT id FROM passages ORDER BY id").fetchall()]
+            )
+            scope = Scope(notebook.id)
+            for q in queries[:5]:  # warm up caches
+                vector_scores(store, scope, q, 10)
+            numpy_ms, duck_ms, same = [], [], 0
+            for q in queries:
+                t = time.perf_counter()
+                scores = vectors @ (q / np.linalg.norm(q))
+                top = np.argpartition(-scores, 10)[:10]
+                exact = ids[top[np.argsort(-scores[top])]]
+                numpy_ms.append((time.perf_counter() - t) * 1000)
+                t = time.perf_counter()
+                got = vector_scores(store, scope, q, 10)
+                duck_ms.append((time.perf_counter() - t) * 1000)
+                same += {pid for pid, _ in got} == set(exact.tolist())
+            n_ms, d_ms = statistics.median(numpy_ms), statistics.median(duck_ms)
+            print(f"  numpy brute force   median {n_ms:7.2f} ms")
+            print(f"  knownote vector     median {d_ms:7.2f} ms  ratio {d_ms / n_ms:.2f}x numpy")
+            print(f"  same top 10 as exact search: {same}/{len(queries)} queries")
+            if size == max(args.sizes):
+                hybrid_ms = []
+                for question in questions:
+                    t = time.perf_counter()
+                    search(store, embedder, notebook.id, question, k=8)
+                    hybrid_ms.append((time.perf_counter() - t) * 1000)
+                print(
+                    f"  hybrid search (query embedding included) median "
+                    f"{statistics.median(hybrid_ms):.1f} ms"
+                )
+            store.close()
+
+
+if __name__ == "__main__":
+    main()

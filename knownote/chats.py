@@ -1,0 +1,286 @@
+"""Saved chats: questions, answers and the passages each answer had in front of it.
+
+A turn is written in two steps so that a process killed mid-answer never leaves a half-written
+row: the question first (one statement), then the answer with all its passages in one
+transaction. A question without an answer loads as an unanswered turn.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from knownote.cite import Answer, SourcePassage, normalize_marks
+from knownote.errors import KnowNoteError, NotFound
+from knownote.store import Store
+
+EXTRACTIVE_NOTICE = (
+    "Not a written answer: these are sentences quoted from your sources, because no answer "
+    "model was available. Start Ollama (`ollama serve`, then `ollama pull llama3.2`) for "
+    "written answers."
+)
+INCOMPLETE_NOTICE = "This answer stopped before it was finished; what arrived is kept."
+UNANSWERED_NOTICE = "This question was not answered: the app stopped before the answer arrived."
+TITLE_CHARS = 80
+
+
+@dataclass(frozen=True)
+class Chat:
+    id: int
+    notebook_id: int
+    title: str
+    created_at: datetime
+
+
+def chat_title(question: str) -> str:
+    """The first line of the first question, shortened."""
+    line = " ".join(question.split())
+    return line if len(line) <= TITLE_CHARS else line[: TITLE_CHARS - 1].rstrip() + "…"
+
+
+# --- writing --------------------------------------------------------------------------------
+
+
+def add_question(
+    store: Store, notebook_id: int, chat_id: int | None, question: str
+) -> tuple[int, int]:
+    """Save a question, creating the chat when `chat_id` is None. Returns (chat id, message id)."""
+    with store.transaction() as db:
+        if chat_id is None:
+            (chat_id,) = db.execute(
+                "INSERT INTO chats (notebook_id, title) VALUES (?, ?) RETURNING id",
+                [notebook_id, chat_title(question)],
+            ).fetchone()
+        else:
+            row = db.execute("SELECT notebook_id FROM chats WHERE id = ?", [chat_id]).fetchone()
+            if row is None:
+                raise NotFound(f"There is no chat {chat_id}.")
+            if row[0] != notebook_id:
+                raise KnowNoteError(f"Chat {chat_id} belongs to another notebook.")
+        (message_id,) = db.execute(
+            "INSERT INTO messages (chat_id, role, content) VALUES (?, 'user', ?) RETURNING id",
+            [chat_id, question],
+        ).fetchone()
+    return chat_id, message_id
+
+
+def add_answer(
+    store: Store,
+    chat_id: int,
+    text: str,
+    *,
+    model: str | None,
+    extractive: bool,
+    incomplete: bool,
+    passages: Sequence[SourcePassage],
+) -> int:
+    """Save an answer (its text as the model wrote it) and its passages in one transaction."""
+    with store.transaction() as db:
+        (message_id,) = db.execute(
+            "INSERT INTO messages (chat_id, role, content, model, extractive, incomplete) "
+            "VALUES (?, 'assistant', ?, ?, ?, ?) RETURNING id",
+            [chat_id, text, model, extractive, incomplete],
+        ).fetchone()
+        if passages:
+            db.executemany(
+                "INSERT INTO answer_passages (message_id, n, passage_id, document_id, "
+                'passage_index, start, "end", page_start, page_end, title, text, cited) '
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    [
+                        message_id,
+                        p.n,
+                        p.passage_id,
+                        p.document_id,
+                        p.passage_index,
+                        p.start,
+                        p.end,
+                        p.page_start,
+                        p.page_end,
+                        p.title,
+                        p.text,
+                        p.cited,
+                    ]
+                    for p in passages
+                ],
+            )
+    return message_id
+
+
+def delete_chat(store: Store, chat_id: int) -> None:
+    get_chat(store, chat_id)
+    with store.transaction() as db:
+        db.execute(
+            "DELETE FROM answer_passages WHERE message_id IN "
+            "(SELECT id FROM messages WHERE chat_id = ?)",
+            [chat_id],
+        )
+        db.execute("DELETE FROM messages WHERE chat_id = ?", [chat_id])
+        db.execute("DELETE FROM chats WHERE id = ?", [chat_id])
+
+
+# --- reading --------------------------------------------------------------------------------
+
+
+def list_chats(store: Store, notebook_id: int) -> list[Chat]:
+    """The notebook's chats, newest first."""
+    with store.lock:
+        rows = store.db.execute(
+            "SELECT id, notebook_id, title, created_at FROM chats WHERE notebook_id = ? "
+            "ORDER BY created_at DESC, id DESC",
+            [notebook_id],
+        ).fetchall()
+    return [Chat(*row) for row in rows]
+
+
+def get_chat(store: Store, chat_id: int) -> Chat:
+    with store.lock:
+        row = store.db.execute(
+            "SELECT id, notebook_id, title, created_at FROM chats WHERE id = ?", [chat_id]
+        ).fetchone()
+    if row is None:
+        raise NotFound(f"There is no chat {chat_id}.")
+    return Chat(*row)
+
+
+# A passage is stale when its document is gone or no longer holds the same text at [start, end).
+# DuckDB's substring counts code points from 1, as Python's str indexes do from 0.
+_PASSAGES_SQL = """
+    SELECT ap.message_id, ap.n, ap.passage_id, ap.document_id, ap.title, ap.passage_index,
+           ap.start, ap."end", ap.page_start, ap.page_end, ap.text, ap.cited,
+           d.id IS NULL
+             OR substring(d.text, ap.start + 1, ap."end" - ap.start) IS DISTINCT FROM ap.text
+    FROM answer_passages ap
+    JOIN messages m ON m.id = ap.message_id
+    LEFT JOIN documents d ON d.id = ap.document_id
+    WHERE m.chat_id = ?
+    ORDER BY ap.message_id, ap.n
+"""
+
+
+def load_chat(store: Store, chat_id: int) -> list[Answer]:
+    """The chat's turns in order, each an Answer carrying its question.
+
+    Citations are re-checked against the stored document text: a passage whose text no longer
+    matches (or whose document was deleted) comes back with `stale=True`.
+    """
+    get_chat(store, chat_id)
+    with store.lock:
+        messages = store.db.execute(
+            "SELECT id, role, content, model, extractive, incomplete FROM messages "
+            "WHERE chat_id = ? ORDER BY id",
+            [chat_id],
+        ).fetchall()
+        rows = store.db.execute(_PASSAGES_SQL, [chat_id]).fetchall()
+    passages: dict[int, list[SourcePassage]] = {}
+    for row in rows:
+        passages.setdefault(row[0], []).append(SourcePassage(*row[1:12], stale=bool(row[12])))
+    answers: list[Answer] = []
+    question: str | None = None
+    for message_id, role, content, model, extractive, incomplete in messages:
+        if role == "user":
+            if question is not None:
+                answers.append(_unanswered(question, chat_id))
+            question = content
+            continue
+        own = tuple(passages.get(message_id, ()))
+        text, _, dropped = normalize_marks(content, len(own))
+        notice = EXTRACTIVE_NOTICE if extractive else None
+        if incomplete:
+            notice = f"{notice} {INCOMPLETE_NOTICE}" if notice else INCOMPLETE_NOTICE
+        answers.append(
+            Answer(
+                question=question or "",
+                text=text,
+                model=model,
+                extractive=extractive,
+                incomplete=incomplete,
+                passages=own,
+                chat_id=chat_id,
+                message_id=message_id,
+                dropped_marks=dropped,
+                notice=notice,
+            )
+        )
+        question = None
+    if question is not None:
+        answers.append(_unanswered(question, chat_id))
+    return answers
+
+
+def _unanswered(question: str, chat_id: int) -> Answer:
+    return Answer(
+        question=question,
+        text="",
+        model=None,
+        extractive=False,
+        incomplete=True,
+        passages=(),
+        chat_id=chat_id,
+        notice=UNANSWERED_NOTICE,
+    )
+
+
+# --- Markdown export ------------------------------------------------------------------------
+
+_MD_SPECIALS = re.compile(r"([\\`*_\[\]<>|#])")
+_CANONICAL_MARK = re.compile(r"\[(\d+)\]")
+
+
+def _escape(text: str) -> str:
+    return _MD_SPECIALS.sub(r"\\\1", text)
+
+
+def _where(p: SourcePassage) -> str:
+    parts = [f"“{_escape(p.title)}”"]
+    if p.pages:
+        parts.append(p.pages)
+    parts.append(p.chars)
+    return ", ".join(parts)
+
+
+def _quote(text: str, indent: str) -> str:
+    lines = text.strip().splitlines() or [""]
+    return "\n".join(f"{indent}> {_escape(line)}".rstrip() for line in lines)
+
+
+def _footnote_marks(text: str, label: dict[int, str]) -> str:
+    """[n] -> [^turn-n], so each answer's marks point at its own footnotes."""
+
+    def mark(match: re.Match[str]) -> str:
+        n = int(match.group(1))
+        return f"[^{label[n]}]" if n in label else ""
+
+    return _CANONICAL_MARK.sub(mark, text)
+
+
+def export_markdown(store: Store, chat_id: int) -> str:
+    """The chat as Markdown: each question and answer, then footnotes for its citations with the
+    document, page, character range and the quoted passage text."""
+    chat = get_chat(store, chat_id)
+    out = [
+        f"# {_escape(chat.title)}",
+        "",
+        f"Chat {chat.id}, started {chat.created_at:%Y-%m-%d %H:%M}.",
+    ]
+    for turn, answer in enumerate(load_chat(store, chat_id), start=1):
+        label = {p.n: f"{turn}-{p.n}" for p in answer.passages}
+        out += ["", f"## {_escape(' '.join(answer.question.split()))}", ""]
+        if answer.notice:
+            out += [f"*{answer.notice}*", ""]
+        if answer.text:
+            out.append(_footnote_marks(answer.text, label).strip())
+        if answer.model:
+            out += ["", f"— {answer.model}"]
+        for p in answer.citations:
+            stale = (
+                " (stale: the document changed or was removed since this answer)" if p.stale else ""
+            )
+            out += ["", f"[^{label[p.n]}]: {_where(p)}{stale}", "", _quote(p.text, "    ")]
+        others = [p for p in answer.passages if not p.cited]
+        if others:
+            out += ["", "Also given to the model, not cited:", ""]
+            out += [f"- [{p.n}] {_where(p)}" for p in others]
+    return "\n".join(out) + "\n"

@@ -1,0 +1,205 @@
+"""A citation as HTML: a header, and the extracted text around the passage with it highlighted.
+
+Pure functions, no Streamlit. Every piece of document text, title and file name goes through
+`html.escape` here, so the app may hand these strings to `st.html` as they are. Exactly
+`text[start:end]` sits inside the `<mark>`; only the context around it is trimmed.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+CONTEXT = 300  # characters of context shown on each side of a passage
+SNAP = 40  # how far the context may shrink to avoid cutting a word in half
+ELLIPSIS = "…"
+STALE = "stale: the document changed"
+
+# [3], [1, 2], [1,2,5]: numbers in square brackets, as the answer models write them.
+_CITATION = re.compile(r"\[(\d{1,3}(?:\s*,\s*\d{1,3})*)\]")
+_MARKDOWN_SPECIALS = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:&=])")
+
+STYLE = """<style>
+.kn-card{border:1px solid rgba(49,51,63,.14);border-radius:.5rem;padding:.6rem .8rem;
+  margin:0 0 .7rem 0;background:rgba(250,250,252,.9);scroll-margin-top:4rem}
+.kn-card:target{border-color:#c9a227;box-shadow:0 0 0 2px rgba(201,162,39,.25)}
+.kn-head{font-size:.8rem;font-weight:600;color:rgba(49,51,63,.8);margin-bottom:.35rem;
+  overflow-wrap:anywhere}
+.kn-excerpt{font-size:.85rem;line-height:1.45;white-space:pre-wrap;overflow-wrap:anywhere;
+  color:rgba(49,51,63,.75);max-height:16rem;overflow-y:auto}
+.kn-excerpt mark{background:#fdeaa7;color:#1f2330;padding:0 .1rem;border-radius:.15rem}
+.kn-stale{font-size:.8rem;color:#9a3412;margin-bottom:.3rem}
+.kn-answer p{margin:0 0 .6rem 0;line-height:1.55}
+.kn-answer a.kn-cite{text-decoration:none;font-weight:600;font-size:.85em;color:#1d4ed8}
+.kn-answer a.kn-cite:hover{text-decoration:underline}
+</style>"""
+
+
+@dataclass(frozen=True)
+class Excerpt:
+    """The passage `text[start:end]` and the context shown around it."""
+
+    before: str
+    passage: str
+    after: str
+    cut_before: bool
+    cut_after: bool
+
+
+def excerpt(text: str, start: int, end: int, context: int = CONTEXT) -> Excerpt:
+    """The passage with up to `context` characters each side, not cutting words where avoidable."""
+    if not 0 <= start <= end <= len(text):
+        raise ValueError(f"range [{start}, {end}) is outside a text of {len(text)} characters")
+    lo = max(0, start - context)
+    hi = min(len(text), end + context)
+    if lo > 0:
+        head = text[lo : min(lo + SNAP, start)]
+        space = next((i for i, ch in enumerate(head) if ch.isspace()), None)
+        if space is not None:
+            lo += space + 1
+    if hi < len(text):
+        tail = text[max(hi - SNAP, end) : hi]
+        space = next((i for i in range(len(tail) - 1, -1, -1) if tail[i].isspace()), None)
+        if space is not None:
+            hi = max(hi - SNAP, end) + space
+    return Excerpt(
+        before=text[lo:start].lstrip(),
+        passage=text[start:end],
+        after=text[end:hi].rstrip(),
+        cut_before=lo > 0,
+        cut_after=hi < len(text),
+    )
+
+
+def page_label(page_start: int | None, page_end: int | None) -> str:
+    """'p. 14', 'pp. 14–15', or '' for formats without pages."""
+    if page_start is None:
+        return ""
+    if page_end is None or page_end == page_start:
+        return f"p. {page_start}"
+    return f"pp. {page_start}–{page_end}"
+
+
+def chars_label(start: int, end: int) -> str:
+    return f"chars {start:,}–{end:,}"
+
+
+def citation_header(
+    n: int, title: str, page_start: int | None, page_end: int | None, start: int, end: int
+) -> str:
+    """Plain text such as '[2] freeculture.pdf · p. 14 · chars 8,120–8,247' (not escaped)."""
+    parts = [f"[{n}] {title}", page_label(page_start, page_end), chars_label(start, end)]
+    return " · ".join(part for part in parts if part)
+
+
+def excerpt_html(text: str, start: int, end: int, context: int = CONTEXT) -> str:
+    """The escaped excerpt with exactly `text[start:end]` in a `<mark>`."""
+    part = excerpt(text, start, end, context)
+    return (
+        '<div class="kn-excerpt">'
+        + (ELLIPSIS if part.cut_before else "")
+        + html.escape(part.before)
+        + "<mark>"
+        + html.escape(part.passage)
+        + "</mark>"
+        + html.escape(part.after)
+        + (ELLIPSIS if part.cut_after else "")
+        + "</div>"
+    )
+
+
+def anchor_id(message_id: int, n: int) -> str:
+    return f"cite-{int(message_id)}-{int(n)}"
+
+
+def is_stale(document_text: str | None, start: int, end: int, passage_text: str) -> bool:
+    """True when the document is gone or its text at [start, end) is no longer the passage."""
+    return document_text is None or document_text[start:end] != passage_text
+
+
+def card_html(
+    *,
+    message_id: int,
+    n: int,
+    title: str,
+    document_id: int,
+    start: int,
+    end: int,
+    page_start: int | None,
+    page_end: int | None,
+    passage_text: str,
+    document_text: str | None,
+    stale: bool = False,
+    context: int = CONTEXT,
+) -> str:
+    """One citation card: anchor, header and highlighted excerpt (or a stale notice).
+
+    `document_text` is the document's current extracted text, or None when it was deleted.
+    The passage is highlighted only when that text still holds `passage_text` at [start, end).
+    """
+    header = citation_header(n, title, page_start, page_end, start, end)
+    stale = stale or document_text is None or is_stale(document_text, start, end, passage_text)
+    attrs = (
+        f'class="kn-card" id="{anchor_id(message_id, n)}" data-n="{int(n)}" '
+        f'data-document="{int(document_id)}" data-start="{int(start)}" data-end="{int(end)}"'
+    )
+    if stale or document_text is None:
+        body = (
+            f'<div class="kn-stale">{html.escape(STALE)}</div>'
+            f'<div class="kn-excerpt">{html.escape(passage_text)}</div>'
+        )
+    else:
+        body = excerpt_html(document_text, start, end, context)
+    return f'<div {attrs}><div class="kn-head">{html.escape(header)}</div>{body}</div>'
+
+
+def answer_html(text: str, message_id: int | None, numbers: Iterable[int] = ()) -> str:
+    """The answer, escaped, in paragraphs, with each [n] for a known n linked to its card."""
+    known = set(numbers)
+
+    def link(match: re.Match[str]) -> str:
+        parts = []
+        for part in match.group(1).split(","):
+            n = int(part)
+            if message_id is not None and n in known:
+                parts.append(f'<a class="kn-cite" href="#{anchor_id(message_id, n)}">{n}</a>')
+            else:
+                parts.append(str(n))
+        return "[" + ", ".join(parts) + "]"
+
+    paragraphs = [p for p in re.split(r"\n\s*\n", text.strip()) if p.strip()]
+    body = "".join(
+        "<p>" + _CITATION.sub(link, html.escape(p.strip())).replace("\n", "<br>") + "</p>"
+        for p in paragraphs
+    )
+    return f'<div class="kn-answer">{body}</div>'
+
+
+def escape_markdown(text: str) -> str:
+    """Text safe to pass to Streamlit markdown (labels, st.write): specials escaped, one line."""
+    return _MARKDOWN_SPECIALS.sub(r"\\\1", " ".join(text.split()))
+
+
+def text_with_page_markers(
+    text: str, pages: Sequence[tuple[int, int, int]], whole: bool = True
+) -> str:
+    """The text with a marker line before each (number, start, end) page range.
+
+    With `whole`, text before the first and after the last page is kept; without, only the
+    given pages (and whatever separates them) are shown.
+    """
+    if not pages:
+        return text
+    parts = []
+    covered = 0 if whole else pages[0][1]
+    for number, start, end in pages:
+        if start > covered:
+            parts.append(text[covered:start])
+        parts.append(f"\n── page {number} · {chars_label(start, end)} ──\n")
+        parts.append(text[start:end])
+        covered = max(covered, end)
+    if whole and covered < len(text):
+        parts.append(text[covered:])
+    return "".join(parts).lstrip("\n")

@@ -1,0 +1,396 @@
+"""Search a notebook: vector, keyword (BM25) and hybrid, all in SQL over the store's tables.
+
+Only passages of enabled documents are searched; `document_ids` narrows the scope further.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import duckdb
+import numpy as np
+import pyarrow as pa
+
+from knownote.embed import Embedder
+from knownote.errors import KnowNoteError
+from knownote.store import Store, vectors_table
+from knownote.tokenize import term_counts
+
+MODES = ("hybrid", "vector", "keyword")
+
+# BM25 parameters (the usual Okapi defaults).
+K1 = 1.2
+B = 0.75
+
+
+class SearchError(KnowNoteError):
+    """A search that cannot run as asked (unknown mode, empty query)."""
+
+
+@dataclass(frozen=True)
+class Hit:
+    passage_id: int
+    document_id: int
+    title: str
+    passage_index: int
+    start: int
+    end: int
+    page_start: int | None
+    page_end: int | None
+    score: float
+    text: str
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "passage_id": self.passage_id,
+            "document_id": self.document_id,
+            "title": self.title,
+            "passage_index": self.passage_index,
+            "start": self.start,
+            "end": self.end,
+            "page_start": self.page_start,
+            "page_end": self.page_end,
+            "score": self.score,
+            "text": self.text,
+        }
+
+
+@dataclass(frozen=True)
+class Scope:
+    """Which passages a search may return: a notebook, optionally only some documents."""
+
+    notebook_id: int
+    document_ids: tuple[int, ...] | None = None
+
+    def where(self) -> tuple[str, list[object]]:
+        """A condition on `p` (passages) joined with `d` (documents), and its parameters."""
+        sql = "p.notebook_id = ? AND d.enabled"
+        params: list[object] = [self.notebook_id]
+        if self.document_ids is not None:
+            sql += " AND list_contains(?::BIGINT[], p.document_id)"
+            params.append(list(self.document_ids))
+        return sql, params
+
+    def documents(self) -> tuple[str, list[object]]:
+        """A subquery of the searchable document ids, and its parameters."""
+        sql = "SELECT d.id FROM documents d WHERE d.notebook_id = ? AND d.enabled"
+        params: list[object] = [self.notebook_id]
+        if self.document_ids is not None:
+            sql += " AND list_contains(?::BIGINT[], d.id)"
+            params.append(list(self.document_ids))
+        return sql, params
+
+
+def search(
+    store: Store,
+    embedder: Embedder,
+    notebook_id: int,
+    query: str,
+    k: int = 8,
+    mode: str = "hybrid",
+    document_ids: Sequence[int] | None = None,
+) -> list[Hit]:
+    """The `k` passages of a notebook that best match `query`, best first.
+
+    Args:
+        store: the open database.
+        embedder: the notebook's embedding model (used by "hybrid" and "vector").
+        notebook_id: the notebook to search.
+        query: the user's question or keywords.
+        k: how many passages to return.
+        mode: "hybrid" (default), "vector" or "keyword".
+        document_ids: when given, only these documents are searched.
+
+    Returns:
+        Hits ordered by score, highest first; scores are comparable only within one mode.
+    """
+    if mode not in MODES:
+        raise SearchError(f"Unknown search mode “{mode}”; use one of {', '.join(MODES)}.")
+    if not query or not query.strip():
+        raise SearchError("The search query is empty; type a question or some keywords.")
+    if k < 1:
+        return []
+    scope = Scope(notebook_id, tuple(document_ids) if document_ids is not None else None)
+    if scope.document_ids == ():
+        return []
+    ranked = rank(store, embedder, scope, query, k, mode)
+    return fetch_hits(store, ranked)
+
+
+def rank(
+    store: Store,
+    embedder: Embedder,
+    scope: Scope,
+    query: str,
+    k: int,
+    mode: str,
+    vector: np.ndarray | None = None,
+) -> list[tuple[int, float]]:
+    """(passage id, score) pairs for the top `k`, best first. Pass `vector` if already known."""
+    if mode == "keyword":
+        return keyword_scores(store, scope, query, k)
+    if vector is None:
+        vector = embedder.embed_query(query)
+    if mode == "vector":
+        return vector_scores(store, scope, vector, k)
+    return hybrid_scores(store, scope, query, vector, k)
+
+
+CODE_BITS = 384  # six 64-bit words a passage, whatever the model's dimension
+# Passages re-ranked exactly after the pass over the codes. Measured at 100k passages (200 real
+# questions): 400 give the exact top 10 for 89% of queries, 1000 for 97%, 2000 for 99.5%.
+EXACT_CANDIDATES = 2000
+# Each ranking contributes this many candidates to a hybrid search.
+FUSION_DEPTH = 50
+# Passage vectors sampled to estimate the distribution of vector scores in a large scope.
+SAMPLE = 2048
+
+
+@dataclass(frozen=True)
+class Ranking:
+    """The top of one ranking, plus the mean and spread of its score over the whole scope."""
+
+    hits: list[tuple[int, float]]
+    mean: float
+    std: float
+
+
+def binary_codes(vectors: np.ndarray) -> np.ndarray:
+    """Sign bits of each vector as six uint64 words.
+
+    Vectors of another dimension than 384 are first multiplied by a fixed random matrix, so the
+    bits are random hyperplane hashes (the Hamming distance still tracks the angle).
+    """
+    x = np.atleast_2d(np.asarray(vectors, dtype=np.float32))
+    if x.shape[1] != CODE_BITS:
+        projection = np.random.default_rng(x.shape[1]).standard_normal((x.shape[1], CODE_BITS))
+        x = x @ projection.astype(np.float32)
+    return np.packbits(x > 0, axis=1).view(">u8").astype(np.uint64)
+
+
+def insert_codes(
+    db: duckdb.DuckDBPyConnection,
+    passage_ids: Sequence[int],
+    notebook_ids: Sequence[int],
+    document_ids: Sequence[int],
+    vectors: np.ndarray,
+) -> None:
+    """Store the codes of new passages (called inside the import's transaction)."""
+    codes = binary_codes(vectors)
+    columns = {f"c{i}": pa.array(codes[:, i], pa.uint64()) for i in range(codes.shape[1])}
+    rows = pa.table(
+        {
+            "passage_id": pa.array(np.asarray(passage_ids), pa.int64()),
+            "notebook_id": pa.array(np.asarray(notebook_ids), pa.int64()),
+            "document_id": pa.array(np.asarray(document_ids), pa.int64()),
+            **columns,
+        }
+    )
+    db.register("new_codes", rows)
+    try:
+        db.execute("INSERT INTO passage_codes SELECT * FROM new_codes")
+    finally:
+        db.unregister("new_codes")
+
+
+_HAMMING = " + ".join(f"bit_count(xor(c.c{i}, ?::UBIGINT))" for i in range(CODE_BITS // 64))
+
+
+def vector_scores(
+    store: Store, scope: Scope, vector: np.ndarray, k: int
+) -> list[tuple[int, float]]:
+    """Cosine similarity (stored vectors are normalised), best first.
+
+    A scan over the compact codes picks the EXACT_CANDIDATES nearest by Hamming distance; those
+    are re-ranked by their exact inner product.
+    """
+    dim = int(vector.shape[0])
+    table = vectors_table(dim)
+    query_vector = _unit(vector)
+    code = [int(word) for word in binary_codes(query_vector)[0]]
+    documents, params = scope.documents()
+    with store.lock:
+        if not _table_exists(store, table):
+            return []
+        rows = store.db.execute(
+            f"""
+            WITH candidates AS (
+                SELECT c.passage_id FROM passage_codes c
+                WHERE c.notebook_id = ? AND c.document_id IN ({documents})
+                ORDER BY {_HAMMING}, c.passage_id
+                LIMIT ?
+            )
+            SELECT v.passage_id, array_inner_product(v.embedding, ?::FLOAT[{dim}]) AS score
+            FROM {table} v
+            WHERE v.passage_id IN (SELECT passage_id FROM candidates)
+            ORDER BY score DESC, v.passage_id
+            LIMIT ?
+            """,
+            [
+                scope.notebook_id,
+                *params,
+                *code,
+                max(EXACT_CANDIDATES, 4 * k),
+                query_vector.tolist(),
+                k,
+            ],
+        ).fetchall()
+    return [(int(pid), float(score)) for pid, score in rows]
+
+
+def vector_distribution(store: Store, scope: Scope, vector: np.ndarray) -> tuple[float, float]:
+    """Mean and standard deviation of the vector score over the scope (sampled when large)."""
+    dim = int(vector.shape[0])
+    table = vectors_table(dim)
+    where, params = scope.where()
+    with store.lock:
+        if not _table_exists(store, table):
+            return 0.0, 1.0
+        row = store.db.execute(
+            f"""
+            SELECT avg(s), stddev_pop(s) FROM (
+                SELECT array_inner_product(v.embedding, ?::FLOAT[{dim}]) AS s
+                FROM {table} v
+                WHERE v.passage_id IN (
+                    SELECT id FROM (
+                        SELECT p.id FROM passages p JOIN documents d ON d.id = p.document_id
+                        WHERE {where}
+                    ) USING SAMPLE reservoir({SAMPLE} ROWS) REPEATABLE (7)
+                )
+            )
+            """,
+            [_unit(vector).tolist(), *params],
+        ).fetchone()
+    mean, std = row if row and row[0] is not None else (0.0, 1.0)
+    return float(mean), float(std or 1.0)
+
+
+def keyword_scores(store: Store, scope: Scope, query: str, k: int) -> list[tuple[int, float]]:
+    """Okapi BM25 over the passage_terms index, best first."""
+    return keyword_ranking(store, scope, query, k).hits
+
+
+def keyword_ranking(store: Store, scope: Scope, query: str, k: int) -> Ranking:
+    """BM25 top `k`; collection statistics (N, average length, df) come from the scope."""
+    counts = term_counts(query)
+    if not counts:
+        return Ranking([], 0.0, 1.0)
+    where, params = scope.where()
+    sql = f"""
+        WITH q AS (
+            SELECT unnest(?::VARCHAR[]) AS term, unnest(?::INTEGER[]) AS qtf
+        ),
+        scope AS (
+            SELECT p.id, p.n_terms FROM passages p JOIN documents d ON d.id = p.document_id
+            WHERE {where}
+        ),
+        stats AS (SELECT count(*) AS n, greatest(avg(n_terms), 1) AS avgdl FROM scope),
+        matches AS (
+            SELECT t.passage_id, t.term, t.tf, s.n_terms
+            FROM passage_terms t JOIN scope s ON s.id = t.passage_id
+            WHERE t.notebook_id = ? AND t.term IN (SELECT term FROM q)
+        ),
+        df AS (SELECT term, count(*) AS df FROM matches GROUP BY term),
+        scored AS (
+            SELECT m.passage_id,
+                   sum(q.qtf * ln(1 + (stats.n - df.df + 0.5) / (df.df + 0.5))
+                       * m.tf * (? + 1) / (m.tf + ? * (1 - ? + ? * m.n_terms / stats.avgdl)))
+                       AS score
+            FROM matches m JOIN q USING (term) JOIN df USING (term) CROSS JOIN stats
+            GROUP BY m.passage_id
+        ),
+        moments AS (
+            SELECT sum(score) AS s1, sum(score * score) AS s2 FROM scored
+        )
+        SELECT passage_id, score, stats.n, moments.s1, moments.s2
+        FROM (SELECT * FROM scored ORDER BY score DESC, passage_id LIMIT ?)
+        CROSS JOIN stats CROSS JOIN moments
+        ORDER BY score DESC, passage_id
+    """
+    with store.lock:
+        rows = store.db.execute(
+            sql,
+            [list(counts), list(counts.values()), *params, scope.notebook_id, K1, K1, B, B, k],
+        ).fetchall()
+    if not rows:
+        return Ranking([], 0.0, 1.0)
+    n, s1, s2 = rows[0][2], rows[0][3], rows[0][4]
+    mean = s1 / n
+    std = max(s2 / n - mean * mean, 0.0) ** 0.5
+    return Ranking([(int(r[0]), float(r[1])) for r in rows], mean, std or 1.0)
+
+
+def hybrid_scores(
+    store: Store, scope: Scope, query: str, vector: np.ndarray, k: int
+) -> list[tuple[int, float]]:
+    """Fuse the vector and keyword rankings (see `fuse`)."""
+    depth = max(k, FUSION_DEPTH)
+    dense_hits = vector_scores(store, scope, vector, depth)
+    mean, std = vector_distribution(store, scope, vector)
+    dense = Ranking(dense_hits, mean, std)
+    sparse = keyword_ranking(store, scope, query, depth)
+    return fuse(dense, sparse, depth)[:k]
+
+
+# Only the part of a vector z-score above this counts: a model that cannot read the query's
+# language still puts some passage ~3 standard deviations above the mean by chance.
+DENSE_FLOOR = 2.0
+DENSE_WEIGHT = 1.0
+
+
+def fuse(dense: Ranking, sparse: Ranking, depth: int) -> list[tuple[int, float]]:
+    """Score-normalised fusion: each score becomes a z-score over the whole scope.
+
+    A z-score measures how far a passage stands out from the rest of the notebook in that
+    ranking, so each ranking weighs in by how clearly it separates a few passages for *this*
+    query: BM25 on a Chinese question puts the right passage ~17 standard deviations out, the
+    English embedding model ~4 (noise); on English both are informative and add up.
+    A passage missing from a ranking gets that ranking's last candidate score (or 0 for BM25
+    when fewer than `depth` passages matched at all).
+    """
+    dense_scores = dict(dense.hits)
+    sparse_scores = dict(sparse.hits)
+    dense_missing = dense.hits[-1][1] if dense.hits else dense.mean
+    sparse_missing = sparse.hits[-1][1] if len(sparse.hits) >= depth else 0.0
+    fused = {}
+    for pid in dense_scores.keys() | sparse_scores.keys():
+        z_dense = (dense_scores.get(pid, dense_missing) - dense.mean) / dense.std
+        z_sparse = (sparse_scores.get(pid, sparse_missing) - sparse.mean) / sparse.std
+        fused[pid] = DENSE_WEIGHT * max(z_dense - DENSE_FLOOR, 0.0) + z_sparse
+    return sorted(fused.items(), key=lambda item: (-item[1], item[0]))
+
+
+def _unit(vector: np.ndarray) -> np.ndarray:
+    v = np.asarray(vector, dtype=np.float32)
+    return v / (float(np.linalg.norm(v)) or 1.0)
+
+
+def fetch_hits(store: Store, ranked: list[tuple[int, float]]) -> list[Hit]:
+    """Load the passages behind ranked ids, keeping the ranking's order."""
+    if not ranked:
+        return []
+    ids = [pid for pid, _ in ranked]
+    with store.lock:
+        rows = store.db.execute(
+            'SELECT p.id, p.document_id, d.title, p.idx, p.start, p."end", p.page_start, '
+            "p.page_end, p.text FROM passages p JOIN documents d ON d.id = p.document_id "
+            "WHERE list_contains(?::BIGINT[], p.id)",
+            [ids],
+        ).fetchall()
+    by_id = {row[0]: row for row in rows}
+    hits = []
+    for pid, score in ranked:
+        row = by_id.get(pid)
+        if row is not None:
+            hits.append(Hit(*row[:8], score=score, text=row[8]))
+    return hits
+
+
+def _table_exists(store: Store, table: str) -> bool:
+    return (
+        store.db.execute(
+            "SELECT 1 FROM information_schema.tables WHERE table_name = ?", [table]
+        ).fetchone()
+        is not None
+    )

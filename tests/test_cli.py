@@ -1,0 +1,121 @@
+import json
+import subprocess
+import sys
+
+import pytest
+
+from knownote.cli import main
+from tests.conftest import corpus_file
+
+
+def run(capsys, *args):
+    code = main([str(a) for a in args])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.fixture
+def db(db_path):
+    return db_path
+
+
+def test_import_json_reports_each_file_and_fails_only_the_bad_one(capsys, db):
+    good = corpus_file("docs/web_text/txt_war_and_peace_excerpt.txt")
+    bad = corpus_file("docs/pdf/broken_empty_0_bytes.pdf")
+    code, out, err = run(capsys, "--db", db, "import", "Books", good, bad, "--json")
+    results = json.loads(out)
+    assert code == 1
+    assert [r["status"] for r in results] == ["imported", "failed"]
+    assert set(results[0]) == {
+        "file",
+        "status",
+        "document_id",
+        "pages",
+        "passages",
+        "chars",
+        "warnings",
+        "error",
+    }
+    assert results[0]["passages"] > 0 and results[0]["error"] is None
+    assert "empty" in results[1]["error"]
+    assert "Traceback" not in err
+
+
+def test_reimport_is_a_duplicate_and_exits_zero(capsys, db):
+    good = corpus_file("docs/web_text/txt_war_and_peace_excerpt.txt")
+    run(capsys, "--db", db, "import", "Books", good)
+    code, out, _ = run(capsys, "--db", db, "import", "Books", good, "--json")
+    assert code == 0 and json.loads(out)[0]["status"] == "duplicate"
+
+
+def test_progress_goes_to_stderr(capsys, db):
+    good = corpus_file("docs/web_text/md_wikipedia_gravity_hill.md")
+    _, out, err = run(capsys, "--db", db, "import", "Books", good, "--json")
+    assert "embed" in err
+    json.loads(out)
+
+
+def test_notebooks_lists_counts(capsys, db):
+    run(capsys, "--db", db, "import", "Books", corpus_file("docs/web_text/md_codeblocks.md"))
+    code, out, _ = run(capsys, "--db", db, "notebooks", "--json")
+    [notebook] = json.loads(out)
+    assert code == 0 and notebook["name"] == "Books" and notebook["documents"] == 1
+    assert notebook["passages"] >= 1
+
+
+def test_show_json_gives_text_pages_and_exact_passages(capsys, db):
+    pdf = corpus_file("docs/pdf/enc_password_test_4p.pdf")
+    _, out, _ = run(capsys, "--db", db, "import", "Docs", pdf, "--password", "test", "--json")
+    document_id = json.loads(out)[0]["document_id"]
+    code, out, _ = run(capsys, "--db", db, "show", document_id, "--json")
+    shown = json.loads(out)
+    assert code == 0 and shown["document_id"] == document_id
+    assert [p["page"] for p in shown["pages"]] == [1, 2, 3, 4]
+    for p in shown["passages"]:
+        assert p["text"] == shown["text"][p["start"] : p["end"]]
+    assert set(shown["passages"][0]) == {"idx", "start", "end", "page_start", "page_end", "text"}
+
+
+def test_show_plain_marks_pages(capsys, db):
+    pdf = corpus_file("docs/pdf/enc_password_test_4p.pdf")
+    _, out, _ = run(capsys, "--db", db, "import", "Docs", pdf, "--password", "test", "--json")
+    _, out, _ = run(capsys, "--db", db, "show", json.loads(out)[0]["document_id"])
+    assert "--- page 2" in out
+
+
+def test_unknown_document_is_one_line_on_stderr(capsys, db):
+    code, out, err = run(capsys, "--db", db, "show", "999")
+    assert code == 2 and out == ""
+    assert err.strip() == "knownote: There is no document 999."
+
+
+def test_missing_file_fails_cleanly(capsys, db, tmp_path):
+    code, out, _ = run(capsys, "--db", db, "import", "Books", tmp_path / "nope.pdf", "--json")
+    assert code == 1 and "could not be read" in json.loads(out)[0]["error"]
+
+
+def test_console_script_runs_as_a_module(db):
+    out = subprocess.run(
+        [sys.executable, "-m", "knownote.cli", "--db", str(db), "notebooks"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert out.returncode == 0 and "No notebooks yet" in out.stdout
+
+
+def test_database_in_use_is_one_clear_line(db):
+    from knownote.store import Store
+
+    store = Store.open(db)
+    try:
+        out = subprocess.run(
+            [sys.executable, "-m", "knownote.cli", "--db", str(db), "notebooks"],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+    finally:
+        store.close()
+    assert out.returncode == 1
+    assert out.stderr.strip().startswith("knownote: The database") and "Traceback" not in out.stderr

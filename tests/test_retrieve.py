@@ -1,0 +1,197 @@
+import math
+
+import numpy as np
+import pytest
+
+from knownote.errors import KnowNoteError
+from knownote.evaluate import import_text
+from knownote.retrieve import (
+    MODES,
+    Hit,
+    Ranking,
+    Scope,
+    binary_codes,
+    fuse,
+    keyword_scores,
+    search,
+    vector_scores,
+)
+from knownote.store import NewPassage
+from knownote.tokenize import term_counts
+
+CAT = "The cat sat on the mat. A cat is a small domesticated carnivorous mammal."
+DOG = "Dogs are loyal companions. The dog barked at the mailman all afternoon."
+TEA = "Green tea is brewed from unoxidised leaves of the Camellia sinensis plant."
+ZH = "长城是中国古代的军事防御工程，修筑历史可上溯到西周时期。"
+JA = "富士山は静岡県と山梨県にまたがる活火山で、日本の最高峰である。"
+
+
+@pytest.fixture
+def docs(store, notebook, embedder):
+    texts = {"cat": CAT, "dog": DOG, "tea": TEA, "zh": ZH, "ja": JA}
+    return {
+        name: import_text(store, notebook.id, embedder, name, text) for name, text in texts.items()
+    }
+
+
+def titles(hits: list[Hit]) -> list[str]:
+    return [hit.title for hit in hits]
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_every_mode_finds_the_passage_about_the_query(store, embedder, notebook, docs, mode):
+    hits = search(store, embedder, notebook.id, "Which animal barked at the mailman?", mode=mode)
+    assert titles(hits)[0] == "dog"
+
+
+def test_hits_carry_offsets_into_the_document_text(store, embedder, notebook, docs):
+    hit = search(store, embedder, notebook.id, "green tea leaves", k=1)[0]
+    assert store.document_text(hit.document_id)[hit.start : hit.end] == hit.text
+    assert (hit.passage_index, hit.page_start, hit.page_end) == (0, None, None)
+
+
+def test_chinese_question_finds_the_chinese_passage_by_its_words(store, embedder, notebook, docs):
+    assert titles(search(store, embedder, notebook.id, "长城的修筑历史", k=1)) == ["zh"]
+
+
+def test_japanese_question_finds_the_japanese_passage(store, embedder, notebook, docs):
+    hits = search(store, embedder, notebook.id, "日本の最高峰はどこ？", k=1, mode="keyword")
+    assert titles(hits) == ["ja"]
+
+
+def test_keyword_search_returns_only_passages_sharing_a_term(store, notebook, docs):
+    hits = keyword_scores(store, Scope(notebook.id), "mailman", 10)
+    assert [pid for pid, _ in hits] == [p.id for p in store.passages(docs["dog"])]
+
+
+def test_bm25_score_matches_the_formula(store, notebook, docs):
+    passages = [p for d in docs.values() for p in store.passages(d)]
+    lengths = {p.id: sum(term_counts(p.text).values()) for p in passages}
+    avgdl = sum(lengths.values()) / len(lengths)
+    dog = store.passages(docs["dog"])[0]
+    tf, df, n = term_counts(dog.text)["dog"], 1, len(passages)
+    idf = math.log(1 + (n - df + 0.5) / (df + 0.5))
+    expected = idf * tf * 2.2 / (tf + 1.2 * (1 - 0.75 + 0.75 * lengths[dog.id] / avgdl))
+    [(pid, score)] = keyword_scores(store, Scope(notebook.id), "dog", 5)
+    assert pid == dog.id
+    assert score == pytest.approx(expected, rel=1e-6)
+
+
+def test_rarer_terms_weigh_more(store, notebook, docs):
+    hits = keyword_scores(store, Scope(notebook.id), "the mailman", 5)
+    assert hits[0][0] == store.passages(docs["dog"])[0].id
+
+
+def test_document_filter_narrows_the_search(store, embedder, notebook, docs):
+    hits = search(store, embedder, notebook.id, "cat", document_ids=[docs["tea"], docs["dog"]])
+    assert set(titles(hits)) <= {"tea", "dog"}
+    assert search(store, embedder, notebook.id, "cat", document_ids=[]) == []
+
+
+def test_disabled_documents_are_not_searched(store, embedder, notebook, docs):
+    store.set_document_enabled(docs["cat"], False)
+    for mode in MODES:
+        assert "cat" not in titles(search(store, embedder, notebook.id, "cat mat", mode=mode))
+
+
+def test_other_notebooks_are_not_searched(store, embedder, notebook, docs):
+    other = store.create_notebook("Other", embedder.name, embedder.dim)
+    import_text(store, other.id, embedder, "other cat", "My cat sleeps on the mat all day.")
+    assert "other cat" not in titles(search(store, embedder, notebook.id, "cat on the mat"))
+    assert titles(search(store, embedder, other.id, "cat on the mat")) == ["other cat"]
+
+
+def test_deleted_documents_leave_no_codes(store, embedder, notebook, docs):
+    store.delete_document(docs["cat"])
+    left = store.db.execute("SELECT count(*) FROM passage_codes").fetchone()[0]
+    assert left == store.db.execute("SELECT count(*) FROM passages").fetchone()[0]
+
+
+def test_k_limits_the_number_of_hits(store, embedder, notebook, docs):
+    assert len(search(store, embedder, notebook.id, "animal", k=2)) == 2
+
+
+def test_empty_notebook_gives_no_hits(store, embedder, notebook):
+    for mode in MODES:
+        assert search(store, embedder, notebook.id, "anything", mode=mode) == []
+
+
+def test_query_without_terms_gives_no_keyword_hits(store, embedder, notebook, docs):
+    assert search(store, embedder, notebook.id, "?!", mode="keyword") == []
+    assert len(search(store, embedder, notebook.id, "?!", mode="hybrid", k=3)) == 3
+
+
+def test_unknown_mode_is_a_clear_error(store, embedder, notebook):
+    with pytest.raises(KnowNoteError, match="Unknown search mode"):
+        search(store, embedder, notebook.id, "cat", mode="fuzzy")
+
+
+@pytest.mark.parametrize("query", ["", "   \n"])
+def test_empty_query_is_a_clear_error(store, embedder, notebook, query):
+    with pytest.raises(KnowNoteError, match="empty"):
+        search(store, embedder, notebook.id, query)
+
+
+def test_vector_search_equals_exact_search(store, embedder, notebook):
+    # More passages than the exact re-rank takes, so the pass over the codes must choose well.
+    rng = np.random.default_rng(3)
+    n = 3000
+    centres = rng.standard_normal((20, embedder.dim)).astype(np.float32)
+    vectors = centres[rng.integers(0, 20, n)] + rng.standard_normal((n, embedder.dim)) * 0.08
+    vectors = (vectors / np.linalg.norm(vectors, axis=1, keepdims=True)).astype(np.float32)
+    text = "x" * (10 * n)
+    store.add_document(
+        notebook_id=notebook.id,
+        title="random",
+        filename="random",
+        kind="text",
+        sha256="r",
+        text=text,
+        pages=[],
+        vectors=vectors,
+        passages=[NewPassage(10 * i, 10 * i + 10, None, None, {"x": 1}) for i in range(n)],
+    )
+    ids = np.array([p.id for p in store.passages(store.documents(notebook.id)[0].id)])
+    queries = vectors[:20] + rng.standard_normal((20, embedder.dim)).astype(np.float32) * 0.05
+    for query in queries:
+        exact = ids[np.argsort(-(vectors @ (query / np.linalg.norm(query))))[:10]]
+        got = [pid for pid, _ in vector_scores(store, Scope(notebook.id), query, 10)]
+        assert got == exact.tolist()
+
+
+def test_binary_codes_are_six_words_for_any_dimension():
+    assert binary_codes(np.ones((3, 384))).shape == (3, 6)
+    assert binary_codes(np.ones((2, 768))).shape == (2, 6)
+    assert binary_codes(-np.ones((1, 384)))[0].tolist() == [0] * 6
+    assert binary_codes(np.ones((1, 384)))[0].tolist() == [2**64 - 1] * 6
+
+
+def test_fusion_follows_the_ranking_that_separates_passages():
+    # The keyword ranking singles out passage 2; the vector ranking is flat noise.
+    dense = Ranking([(1, 0.62), (3, 0.61), (2, 0.60)], mean=0.55, std=0.03)
+    sparse = Ranking([(2, 30.0), (1, 2.0)], mean=0.5, std=1.5)
+    assert fuse(dense, sparse, depth=3)[0][0] == 2
+
+
+def test_fusion_adds_agreeing_evidence():
+    dense = Ranking([(1, 0.90), (2, 0.75)], mean=0.1, std=0.1)
+    sparse = Ranking([(2, 10.0), (1, 9.0)], mean=0.5, std=1.0)
+    assert [pid for pid, _ in fuse(dense, sparse, depth=50)] == [1, 2]
+
+
+def test_migration_adds_codes_for_vectors_stored_before_it(db_path, embedder):
+    from knownote.store import Store
+
+    store = Store.open(db_path)
+    notebook = store.create_notebook("Old", embedder.name, embedder.dim)
+    import_text(store, notebook.id, embedder, "dog", DOG)
+    store.db.execute("DROP TABLE passage_codes")
+    store.db.execute("DELETE FROM _migrations WHERE version = 3")
+    store.close()
+    store = Store.open(db_path)
+    try:
+        assert store.db.execute("SELECT count(*) FROM passage_codes").fetchone()[0] == 1
+        hits = search(store, embedder, notebook.id, "mailman", mode="vector")
+        assert titles(hits) == ["dog"]
+    finally:
+        store.close()

@@ -1,0 +1,214 @@
+"""The Chat view: the notebook's chats, the question box, and each answer beside its passages."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+import streamlit as st
+
+from knownote.answer import Answer, SourcePassage, ask
+from knownote.chats import delete_chat, export_markdown, list_chats, load_chat
+from knownote.embed import Embedder
+from knownote.errors import KnowNoteError
+from knownote.excerpt import answer_html, card_html
+from knownote.llm import OllamaChat
+from knownote.settings import Settings
+from knownote.store import Notebook, Store
+from ui_common import confirming, document_text, set_confirm
+
+CITATION_NOTE = (
+    "A number such as [2] points to a passage the answer had in front of it: the material it "
+    "was built from, not proof of each sentence."
+)
+
+
+def chat_view(
+    store: Store,
+    notebook: Notebook,
+    settings: Settings,
+    *,
+    embedder: Callable[[], Embedder],
+    llm: OllamaChat | None,
+    model: str | None,
+    mode: str,
+) -> None:
+    chats = {c.id: c for c in list_chats(store, notebook.id)}
+    if "pending_chat" in st.session_state:
+        st.session_state["chat"] = st.session_state.pop("pending_chat")
+    chosen = st.session_state.get("chat", "latest")
+    if chosen is not None and chosen not in chats:  # first visit, or another notebook's chat
+        st.session_state["chat"] = next(iter(chats), None)
+    chat_id = chat_bar(store, chats)
+
+    st.caption(CITATION_NOTE)
+    if chat_id is not None:
+        for answer in load_chat(store, chat_id):
+            show_answer(store, answer)
+
+    documents = store.documents(notebook.id)
+    in_scope = [d.id for d in documents if d.enabled]
+    if not documents:
+        st.info("Add sources first: switch to Sources above.")
+    elif not in_scope:
+        st.info("Every source is switched off. Switch one on under Sources to ask questions.")
+    question = st.chat_input(
+        "Ask a question about this notebook's sources", key="question", disabled=not in_scope
+    )
+    if question and question.strip():
+        answer = answer_live(
+            store,
+            notebook,
+            settings,
+            question.strip(),
+            embedder,
+            llm,
+            model,
+            mode,
+            in_scope,
+            chat_id,
+        )
+        if answer is not None:
+            st.session_state["pending_chat"] = answer.chat_id
+            st.rerun()
+
+
+def chat_bar(store: Store, chats: dict) -> int | None:
+    """Pick a chat, start a new one, download or delete the one shown."""
+    pick, new, download, remove = st.columns([4, 1.2, 1.6, 1.2], vertical_alignment="bottom")
+    options = [None, *chats]
+    pick.selectbox(
+        "Chat",
+        options,
+        key="chat",
+        format_func=lambda i: "New chat" if i is None else chats[i].title,
+    )
+    chat_id = st.session_state.get("chat")
+    new.button("New chat", key="new_chat", on_click=start_new_chat, disabled=chat_id is None)
+    if chat_id is None:
+        return None
+    download.download_button(
+        "Download Markdown",
+        lambda: export_markdown(store, chat_id),  # built only when clicked
+        file_name=f"knownote-chat-{chat_id}.md",
+        mime="text/markdown",
+        key="download_chat",
+        on_click="ignore",
+    )
+    if confirming(("chat", chat_id)):
+        st.warning("Delete this chat and its answers?")
+        left, right, _ = st.columns([1, 1, 4])
+        left.button(
+            "Delete",
+            key="confirm_delete_chat",
+            type="primary",
+            on_click=remove_chat,
+            args=(store, chat_id),
+        )
+        right.button("Cancel", key="cancel_delete_chat", on_click=set_confirm, args=(None,))
+    else:
+        remove.button(
+            "Delete chat", key="delete_chat", on_click=set_confirm, args=(("chat", chat_id),)
+        )
+    return chat_id
+
+
+def start_new_chat() -> None:
+    st.session_state["chat"] = None
+
+
+def remove_chat(store: Store, chat_id: int) -> None:
+    delete_chat(store, chat_id)
+    set_confirm(None)
+    st.session_state["chat"] = None
+
+
+def answer_live(
+    store: Store,
+    notebook: Notebook,
+    settings: Settings,
+    question: str,
+    embedder: Callable[[], Embedder],
+    llm: OllamaChat | None,
+    model: str | None,
+    mode: str,
+    document_ids: list[int],
+    chat_id: int | None,
+) -> Answer | None:
+    """Ask, streaming the answer into place as it comes; the next run shows it with its cards."""
+    left, right = st.columns([3, 2], gap="large")
+    with left:
+        with st.chat_message("user"):
+            st.text(question)
+        with st.chat_message("assistant"):
+            placeholder = st.empty()
+    right.caption("Finding passages…")
+    shown = {"text": "", "at": 0.0}
+
+    def on_token(token: str) -> None:
+        shown["text"] += token
+        now = time.monotonic()
+        if now - shown["at"] > 0.08:
+            shown["at"] = now
+            placeholder.html(answer_html(shown["text"], None))
+
+    try:
+        with placeholder, st.spinner("Reading the sources…"):
+            return ask(
+                store,
+                embedder(),
+                notebook.id,
+                question,
+                llm=llm,
+                model=model,
+                settings=settings,
+                k=settings.k,
+                mode=mode,
+                document_ids=document_ids,
+                chat_id=chat_id,
+                on_token=on_token,
+            )
+    except KnowNoteError as e:
+        placeholder.error(str(e))
+        return None
+
+
+def show_answer(store: Store, answer: Answer) -> None:
+    """Question and answer on the left; a card per cited passage on the right."""
+    left, right = st.columns([3, 2], gap="large")
+    cited = answer.citations
+    with left:
+        with st.chat_message("user"):
+            st.text(answer.question)
+        with st.chat_message("assistant"):
+            st.html(answer_html(answer.text, answer.message_id, [p.n for p in cited]))
+            if answer.model and not answer.extractive:
+                st.caption(f"Answered by {answer.model}")
+            if answer.notice:
+                st.caption(answer.notice)
+    with right:
+        for passage in cited:
+            st.html(card(store, answer, passage))
+        if not cited:
+            st.caption("The answer cites no passage.")
+        uncited = [p for p in answer.passages if not p.cited]
+        if uncited:
+            with st.expander(f"{len(uncited)} more passages it had in front of it, not cited"):
+                for passage in uncited:
+                    st.html(card(store, answer, passage))
+
+
+def card(store: Store, answer: Answer, passage: SourcePassage) -> str:
+    return card_html(
+        message_id=answer.message_id or 0,
+        n=passage.n,
+        title=passage.title,
+        document_id=passage.document_id,
+        start=passage.start,
+        end=passage.end,
+        page_start=passage.page_start,
+        page_end=passage.page_end,
+        passage_text=passage.text,
+        document_text=document_text(str(store.path), passage.document_id, store),
+        stale=passage.stale,
+    )

@@ -1,0 +1,26 @@
+"""Small pieces shared by the app's views: cached document text and confirmation state."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from knownote.errors import KnowNoteError
+from knownote.store import Store
+
+
+@st.cache_resource(max_entries=32, show_spinner=False)
+def document_text(db: str, document_id: int, _store: Store) -> str | None:
+    """A document's extracted text (None once deleted); ids are never reused, so it can be kept."""
+    try:
+        return _store.document_text(document_id)
+    except KnowNoteError:
+        return None
+
+
+def set_confirm(what: tuple[str, int] | None) -> None:
+    """Remember which delete waits for its confirmation (None: none)."""
+    st.session_state["confirm"] = what
+
+
+def confirming(what: tuple[str, int]) -> bool:
+    return st.session_state.get("confirm") == what
