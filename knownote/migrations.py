@@ -169,7 +169,21 @@ def m003_passage_codes(db: duckdb.DuckDBPyConnection) -> None:
             )
 
 
-MIGRATIONS: list[Migration] = [m001_documents_and_passages, m002_chats, m003_passage_codes]
+def m004_document_passage_counts(db: duckdb.DuckDBPyConnection) -> None:
+    # Lists of notebooks and sources are drawn on every rerun; keep their counts off `passages`.
+    db.execute("ALTER TABLE documents ADD COLUMN n_passages INTEGER DEFAULT 0")
+    db.execute(
+        "UPDATE documents SET n_passages = "
+        "(SELECT count(*) FROM passages p WHERE p.document_id = documents.id)"
+    )
+
+
+MIGRATIONS: list[Migration] = [
+    m001_documents_and_passages,
+    m002_chats,
+    m003_passage_codes,
+    m004_document_passage_counts,
+]
 
 
 def migrate(db: duckdb.DuckDBPyConnection) -> list[str]:

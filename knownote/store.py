@@ -209,7 +209,7 @@ class Store:
     _NOTEBOOK_SQL = """
         SELECT n.id, n.name, n.embedding_model, n.embedding_dim,
                (SELECT count(*) FROM documents d WHERE d.notebook_id = n.id),
-               (SELECT count(*) FROM passages p WHERE p.notebook_id = n.id)
+               (SELECT coalesce(sum(d.n_passages), 0) FROM documents d WHERE d.notebook_id = n.id)
         FROM notebooks n
     """
 
@@ -265,8 +265,7 @@ class Store:
 
     _DOCUMENT_SQL = """
         SELECT d.id, d.notebook_id, d.title, d.filename, d.kind, d.sha256, d.n_chars, d.n_pages,
-               d.enabled, d.warnings,
-               (SELECT count(*) FROM passages p WHERE p.document_id = d.id)
+               d.enabled, d.warnings, d.n_passages
         FROM documents d
     """
 
@@ -349,7 +348,7 @@ class Store:
                 return None
             (document_id,) = db.execute(
                 "INSERT INTO documents (notebook_id, title, filename, kind, sha256, text, n_chars, "
-                "n_pages, warnings) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+                "n_pages, n_passages, warnings) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
                 [
                     notebook_id,
                     title,
@@ -359,6 +358,7 @@ class Store:
                     text,
                     len(text),
                     len(pages),
+                    len(passages),
                     list(warnings),
                 ],
             ).fetchone()
