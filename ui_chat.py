@@ -181,10 +181,15 @@ def show_answer(store: Store, answer: Answer) -> None:
         with st.chat_message("user"):
             st.text(answer.question)
         with st.chat_message("assistant"):
+            # Said before the quotes, so nobody reads them as a written answer first.
+            if answer.extractive and answer.notice:
+                st.info(answer.notice)
             st.html(answer_html(answer.text, answer.message_id, [p.n for p in cited]))
             if answer.model and not answer.extractive:
                 st.caption(f"Answered by {answer.model}")
-            if answer.notice:
+            if answer.incomplete:
+                st.warning(answer.notice or "This answer stopped before it was finished.")
+            elif answer.notice and not answer.extractive:
                 st.caption(answer.notice)
     with right:
         for passage in cited:

@@ -264,7 +264,7 @@ def cmd_search(args: argparse.Namespace, store: Store, settings: Settings) -> in
     return 0
 
 
-def cmd_eval(args: argparse.Namespace, store: Store, settings: Settings) -> int:
+def cmd_eval(args: argparse.Namespace, store: Store | None, settings: Settings) -> int:
     from knownote.evaluate import evaluate, load_squad, stderr_progress
     from knownote.retrieve import MODES
 
@@ -356,7 +356,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--mode", choices=("hybrid", "vector", "keyword", "all"), default="all")
     p.add_argument("--max-questions", type=int, help="only the first N questions")
     p.add_argument("--json", action="store_true")
-    p.set_defaults(run=cmd_eval)
+    p.set_defaults(run=cmd_eval, needs_store=False)  # it builds its own scratch database
 
     return parser
 
@@ -368,6 +368,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         settings = settings.with_(home=args.db.parent)
     db_path = args.db or settings.db_path
     try:
+        if not getattr(args, "needs_store", True):
+            return args.run(args, None, settings)
         store = Store.open(db_path)
         try:
             return args.run(args, store, settings)

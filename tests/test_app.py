@@ -81,6 +81,7 @@ def store_for(home: Path) -> Store:
 def texts(at: AppTest) -> str:
     parts = [m.value for m in at.markdown] + [c.value for c in at.caption]
     parts += [e.value for e in at.error] + [w.value for w in at.warning]
+    parts += [i.value for i in at.info]
     return "\n".join(parts)
 
 

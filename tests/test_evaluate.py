@@ -100,6 +100,7 @@ def test_eval_command_prints_json_figures_per_mode(tmp_path, capsys):
     assert out["questions"] == 3 and out["passages"] == 3
     assert set(out["modes"]) == {"hybrid", "vector", "keyword"}
     assert set(out["modes"]["hybrid"]) == {"recall@1", "recall@5", "recall@10", "mrr@10"}
+    assert not db.exists(), "eval works in a scratch database, never the user's"
 
 
 def test_eval_command_shows_progress_on_stderr(tmp_path, capsys):
