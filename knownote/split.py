@@ -185,7 +185,9 @@ def _next_start(
     last = prev_end - 1  # not whitespace, so every skip below stops at or before it
     if overlap == 0 or a > last:
         return uncovered
-    b = prev_end - max(1, overlap // 2)
+    # ``earliest`` can push ``a`` past the preferred window (a long whitespace run follows the
+    # passage); every search below must still start at ``a``, or the passage would not advance.
+    b = max(a, prev_end - max(1, overlap // 2))
 
     found = _first_start(_sentence_start, text, a, b)
     if found >= 0:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import signal
 import statistics
 import unicodedata
 from functools import cache
@@ -465,3 +466,21 @@ def test_book_passages_are_about_500_chars_overlapping_about_50():
     spans = split(pdf_text(BOOK))
     assert 350 <= statistics.mean(s.end - s.start for s in spans) <= 500
     assert 20 <= statistics.mean(overlaps(spans)) <= 80
+
+
+def test_long_whitespace_run_after_a_passage_still_moves_forward():
+    # Found by hypothesis: with a large overlap, a whitespace run longer than the room left for
+    # new text made the next passage start where the previous one did, forever.
+    def give_up(*_):
+        raise TimeoutError("split made no progress")
+
+    previous = signal.signal(signal.SIGALRM, give_up)
+    signal.alarm(10)
+    try:
+        for gap in (136, 145, 154, 172):
+            text = ("ab cd " * 30)[:150].rstrip() + " " * gap + "ef gh " * 80
+            spans = split(text, 206, 159)
+            assert_spans_valid(text, spans, 206)
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
