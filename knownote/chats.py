@@ -12,6 +12,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
+import duckdb
+
 from knownote.cite import Answer, SourcePassage, normalize_marks
 from knownote.errors import KnowNoteError, NotFound
 from knownote.store import Store
@@ -112,13 +114,18 @@ def add_answer(
 def delete_chat(store: Store, chat_id: int) -> None:
     get_chat(store, chat_id)
     with store.transaction() as db:
-        db.execute(
-            "DELETE FROM answer_passages WHERE message_id IN "
-            "(SELECT id FROM messages WHERE chat_id = ?)",
-            [chat_id],
-        )
-        db.execute("DELETE FROM messages WHERE chat_id = ?", [chat_id])
-        db.execute("DELETE FROM chats WHERE id = ?", [chat_id])
+        delete_chat_rows(db, chat_id)
+
+
+def delete_chat_rows(db: duckdb.DuckDBPyConnection, chat_id: int) -> None:
+    """Delete a chat with its messages and their passages (inside the caller's transaction)."""
+    db.execute(
+        "DELETE FROM answer_passages WHERE message_id IN "
+        "(SELECT id FROM messages WHERE chat_id = ?)",
+        [chat_id],
+    )
+    db.execute("DELETE FROM messages WHERE chat_id = ?", [chat_id])
+    db.execute("DELETE FROM chats WHERE id = ?", [chat_id])
 
 
 # --- reading --------------------------------------------------------------------------------

@@ -246,17 +246,11 @@ class Store:
             ).fetchall()
             for document_id, _ in rows:
                 self._delete_document_rows(db, document_id, notebook.embedding_dim)
-            db.execute(
-                "DELETE FROM answer_passages WHERE message_id IN (SELECT m.id FROM messages m "
-                "JOIN chats c ON c.id = m.chat_id WHERE c.notebook_id = ?)",
-                [notebook_id],
-            )
-            db.execute(
-                "DELETE FROM messages WHERE chat_id IN "
-                "(SELECT id FROM chats WHERE notebook_id = ?)",
-                [notebook_id],
-            )
-            db.execute("DELETE FROM chats WHERE notebook_id = ?", [notebook_id])
+            from knownote.chats import delete_chat_rows  # here: chats imports the store
+
+            chats = db.execute("SELECT id FROM chats WHERE notebook_id = ?", [notebook_id])
+            for (chat_id,) in chats.fetchall():
+                delete_chat_rows(db, chat_id)
             db.execute("DELETE FROM notebooks WHERE id = ?", [notebook_id])
         for _, sha256 in rows:
             self.discard_file_if_unused(sha256)

@@ -125,6 +125,14 @@ def test_delete_chat_removes_its_messages_and_passages(store, notebook, document
         chats.load_chat(store, chat_id)
 
 
+def test_deleting_the_notebook_removes_its_chats(store, notebook, document_id):
+    save_turn(store, notebook, document_id)
+    store.delete_notebook(notebook.id)
+    with store.lock:
+        for table in ("chats", "messages", "answer_passages"):
+            assert store.db.execute(f"SELECT count(*) FROM {table}").fetchone() == (0,)
+
+
 def test_an_answer_with_a_mark_out_of_range_loads_without_it(store, notebook, document_id):
     chat_id = save_turn(store, notebook, document_id, text="Illusion [1][7].")
     [answer] = chats.load_chat(store, chat_id)
