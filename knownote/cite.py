@@ -7,6 +7,7 @@ and `［1］`. Each number names a passage that was put in front of the model; n
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass
 
@@ -52,20 +53,7 @@ class SourcePassage:
         return f"chars {self.start:,}–{self.end:,}"
 
     def as_dict(self) -> dict[str, object]:
-        return {
-            "n": self.n,
-            "passage_id": self.passage_id,
-            "document_id": self.document_id,
-            "title": self.title,
-            "passage_index": self.passage_index,
-            "start": self.start,
-            "end": self.end,
-            "page_start": self.page_start,
-            "page_end": self.page_end,
-            "text": self.text,
-            "cited": self.cited,
-            "stale": self.stale,
-        }
+        return dataclasses.asdict(self)
 
 
 @dataclass(frozen=True)

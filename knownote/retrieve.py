@@ -5,6 +5,7 @@ Only passages of enabled documents are searched; `document_ids` narrows the scop
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -42,18 +43,7 @@ class Hit:
     text: str
 
     def as_dict(self) -> dict[str, object]:
-        return {
-            "passage_id": self.passage_id,
-            "document_id": self.document_id,
-            "title": self.title,
-            "passage_index": self.passage_index,
-            "start": self.start,
-            "end": self.end,
-            "page_start": self.page_start,
-            "page_end": self.page_end,
-            "score": self.score,
-            "text": self.text,
-        }
+        return dataclasses.asdict(self)
 
 
 @dataclass(frozen=True)
