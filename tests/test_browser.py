@@ -6,28 +6,20 @@ the quoted-passages path. Screenshots go to test-output/ at the repository root.
 
 from __future__ import annotations
 
-import contextlib
-import os
-import socket
-import subprocess
-import sys
 import time
-import urllib.request
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from knownote.store import Store
+from tests.browser import Dialogs, Server, chromium, shot, streamlit_server
 
 pytestmark = pytest.mark.browser
 
-ROOT = Path(__file__).resolve().parents[1]
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
 PDF = CORPUS / "docs" / "pdf" / "paper_dpr_2004.04906_2col.pdf"
-CHROMIUM = Path("/usr/bin/chromium")
-OUTPUT = ROOT / "test-output"
 HOSTILE_NAME = "<img src=x onerror=alert(3)>.txt"
 HOSTILE = (
     "Notes on quoting markup.\n\n"
@@ -38,105 +30,31 @@ IMPORT_TIMEOUT = 240_000  # ms: the first import loads the embedding model
 ANSWER_TIMEOUT = 120_000
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def wait_healthy(url: str, process: subprocess.Popen, log: Path, timeout: float = 60) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"streamlit exited early:\n{log.read_text()}")
-        with (
-            contextlib.suppress(OSError),
-            urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as response,
-        ):
-            if response.read().strip() == b"ok":
-                return
-        time.sleep(0.3)
-    raise RuntimeError(f"streamlit did not become healthy in {timeout}s:\n{log.read_text()}")
-
-
 @dataclass
 class Running:
-    url: str
-    home: Path
-    process: subprocess.Popen
+    server: Server
     page: object
-    dialogs: list[str] = field(default_factory=list)
+    dialogs: Dialogs
+
+    @property
+    def home(self) -> Path:
+        return self.server.home
 
     def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+        self.server.stop()
 
 
 @pytest.fixture(scope="module")
 def app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Running]:
-    if not CHROMIUM.exists():
-        pytest.skip("needs Debian's chromium at /usr/bin/chromium (apt-get install chromium)")
     if not PDF.exists():
         pytest.skip(f"needs the shared corpus ({PDF} is absent)")
-    from playwright.sync_api import sync_playwright
-
-    tmp = tmp_path_factory.mktemp("browser")
-    home = tmp / "home"
-    port = free_port()
-    env = {
-        **os.environ,
-        "KNOWNOTE_HOME": str(home),
-        "HF_HUB_OFFLINE": "1",
-        "OLLAMA_HOST": f"http://127.0.0.1:{free_port()}",
-        "STREAMLIT_BROWSER_GATHER_USAGE_STATS": "false",
-    }
-    env.pop("KNOWNOTE_PASSWORD", None)
-    log = tmp / "streamlit.log"
-    with log.open("wb") as out:
-        process = subprocess.Popen(
-            [
-                sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"),
-                "--server.port", str(port),
-                "--server.address", "127.0.0.1",
-                "--server.headless", "true",
-            ],
-            cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT,
-        )  # fmt: skip
-    url = f"http://127.0.0.1:{port}"
-    running = Running(url, home, process, page=None)
-    try:
-        wait_healthy(url, process, log)
-        with sync_playwright() as pw:
-            browser = pw.chromium.launch(
-                executable_path=str(CHROMIUM),
-                args=[
-                    "--no-sandbox",
-                    "--disable-gpu",
-                    "--disable-background-networking",
-                    "--disable-component-update",
-                    "--disable-sync",
-                    "--no-first-run",
-                ],
-            )
-            page = browser.new_page(viewport={"width": 1440, "height": 1000})
-            page.on("dialog", lambda d: (running.dialogs.append(d.message), d.dismiss()))
-            running.page = page
-            page.goto(url)
-            set_up_notebook(page)
-            yield running
-            browser.close()
-    finally:
-        running.stop()
-
-
-def shot(page, name: str) -> None:
-    OUTPUT.mkdir(exist_ok=True)
-    page.screenshot(path=str(OUTPUT / f"{name}.png"))
+    with chromium() as browser, streamlit_server(tmp_path_factory.mktemp("browser")) as server:
+        page = browser.new_page(viewport={"width": 1440, "height": 1000})
+        dialogs = Dialogs()
+        dialogs.watch(page)
+        page.goto(server.url)
+        set_up_notebook(page)
+        yield Running(server, page, dialogs)
 
 
 def set_up_notebook(page) -> None:
@@ -179,7 +97,7 @@ def test_markup_in_a_document_shows_as_text(app: Running):
     expect(card).to_contain_text("<img src=x onerror=alert(2)>")
     assert page.locator(".kn-card script, .kn-card img, .kn-answer img").count() == 0
     shot(page, "03-markup-as-text")
-    assert app.dialogs == []
+    assert app.dialogs.messages == []
 
 
 def test_import_ask_and_read_highlighted_sources(app: Running):
@@ -213,7 +131,7 @@ def test_import_ask_and_read_highlighted_sources(app: Running):
     page.locator(".kn-answer a.kn-cite").first.click()
     expect(page.locator(".kn-card:target")).to_be_in_viewport()
     shot(page, "05-citation-link")
-    assert app.dialogs == []
+    assert app.dialogs.messages == []
 
     app.stop()  # the server holds the database; read it once it is gone
     store = Store.open(app.home / "knownote.duckdb")
