@@ -149,6 +149,33 @@ def m003_passage_codes(db: duckdb.DuckDBPyConnection) -> None:
         )
         """
     )
+    # Filled by m005, which replaced these columns.
+
+
+def m004_document_passage_counts(db: duckdb.DuckDBPyConnection) -> None:
+    # Lists of notebooks and sources are drawn on every rerun; keep their counts off `passages`.
+    db.execute("ALTER TABLE documents ADD COLUMN n_passages INTEGER DEFAULT 0")
+    db.execute(
+        "UPDATE documents SET n_passages = "
+        "(SELECT count(*) FROM passages p WHERE p.document_id = documents.id)"
+    )
+
+
+def m005_signed_passage_codes(db: duckdb.DuckDBPyConnection) -> None:
+    # The same bits as signed words: bit_count of a UBIGINT went through HUGEINT and made the
+    # pass over the codes about twice as slow.
+    db.execute("DROP TABLE passage_codes")
+    db.execute(
+        """
+        CREATE TABLE passage_codes (
+            passage_id BIGINT NOT NULL,
+            notebook_id BIGINT NOT NULL,
+            document_id BIGINT NOT NULL,
+            c0 BIGINT NOT NULL, c1 BIGINT NOT NULL, c2 BIGINT NOT NULL,
+            c3 BIGINT NOT NULL, c4 BIGINT NOT NULL, c5 BIGINT NOT NULL
+        )
+        """
+    )
     from knownote.retrieve import insert_codes  # here: retrieve imports the store
 
     tables = db.execute(
@@ -169,20 +196,12 @@ def m003_passage_codes(db: duckdb.DuckDBPyConnection) -> None:
             )
 
 
-def m004_document_passage_counts(db: duckdb.DuckDBPyConnection) -> None:
-    # Lists of notebooks and sources are drawn on every rerun; keep their counts off `passages`.
-    db.execute("ALTER TABLE documents ADD COLUMN n_passages INTEGER DEFAULT 0")
-    db.execute(
-        "UPDATE documents SET n_passages = "
-        "(SELECT count(*) FROM passages p WHERE p.document_id = documents.id)"
-    )
-
-
 MIGRATIONS: list[Migration] = [
     m001_documents_and_passages,
     m002_chats,
     m003_passage_codes,
     m004_document_passage_counts,
+    m005_signed_passage_codes,
 ]
 
 

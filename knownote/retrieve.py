@@ -147,7 +147,7 @@ class Ranking:
 
 
 def binary_codes(vectors: np.ndarray) -> np.ndarray:
-    """Sign bits of each vector as six uint64 words.
+    """Sign bits of each vector as six 64-bit words (int64: DuckDB counts BIGINT bits fastest).
 
     Vectors of another dimension than 384 are first multiplied by a fixed random matrix, so the
     bits are random hyperplane hashes (the Hamming distance still tracks the angle).
@@ -156,7 +156,7 @@ def binary_codes(vectors: np.ndarray) -> np.ndarray:
     if x.shape[1] != CODE_BITS:
         projection = np.random.default_rng(x.shape[1]).standard_normal((x.shape[1], CODE_BITS))
         x = x @ projection.astype(np.float32)
-    return np.packbits(x > 0, axis=1).view(">u8").astype(np.uint64)
+    return np.packbits(x > 0, axis=1).view(">i8").astype(np.int64)
 
 
 def insert_codes(
@@ -168,7 +168,7 @@ def insert_codes(
 ) -> None:
     """Store the codes of new passages (called inside the import's transaction)."""
     codes = binary_codes(vectors)
-    columns = {f"c{i}": pa.array(codes[:, i], pa.uint64()) for i in range(codes.shape[1])}
+    columns = {f"c{i}": pa.array(codes[:, i], pa.int64()) for i in range(codes.shape[1])}
     rows = pa.table(
         {
             "passage_id": pa.array(np.asarray(passage_ids), pa.int64()),
@@ -184,7 +184,10 @@ def insert_codes(
         db.unregister("new_codes")
 
 
-_HAMMING = " + ".join(f"bit_count(xor(c.c{i}, ?::UBIGINT))" for i in range(CODE_BITS // 64))
+# bit_count gives a TINYINT; six of them can add up past its range.
+_HAMMING = " + ".join(
+    f"bit_count(xor(c.c{i}, ?::BIGINT))::SMALLINT" for i in range(CODE_BITS // 64)
+)
 
 
 def vector_scores(

@@ -62,6 +62,35 @@ def test_document_passage_counts_are_backfilled(tmp_path, monkeypatch):
             [idx],
         )
     monkeypatch.setattr(migrations, "MIGRATIONS", MIGRATIONS)
-    assert migrations.migrate(db) == ["m004_document_passage_counts"]
+    assert migrations.migrate(db)[0] == "m004_document_passage_counts"
     assert db.execute("SELECT n_passages FROM documents WHERE id = 7").fetchone() == (2,)
+    db.close()
+
+
+def test_passage_codes_are_rebuilt_as_signed_words_from_the_vectors(tmp_path, monkeypatch):
+    import numpy as np
+
+    import knownote.migrations as migrations
+    from knownote.retrieve import binary_codes
+
+    db = duckdb.connect(str(tmp_path / "old.duckdb"))
+    monkeypatch.setattr(migrations, "MIGRATIONS", MIGRATIONS[:4])
+    migrations.migrate(db)
+    db.execute(
+        'INSERT INTO passages (id, document_id, notebook_id, idx, start, "end", text, n_terms) '
+        "VALUES (5, 7, 1, 0, 0, 2, 'ab', 1)"
+    )
+    vector = np.where(np.arange(384) % 3 == 0, 1.0, -1.0).astype(np.float32)
+    db.execute("CREATE TABLE vectors_384 (passage_id BIGINT PRIMARY KEY, embedding FLOAT[384])")
+    db.execute("INSERT INTO vectors_384 VALUES (5, ?::FLOAT[384])", [vector.tolist()])
+    monkeypatch.setattr(migrations, "MIGRATIONS", MIGRATIONS)
+    assert migrations.migrate(db) == ["m005_signed_passage_codes"]
+    row = db.execute("SELECT * FROM passage_codes").fetchone()
+    assert row[:3] == (5, 1, 7)
+    assert list(row[3:]) == binary_codes(vector)[0].tolist()
+    types = db.execute(
+        "SELECT DISTINCT data_type FROM information_schema.columns "
+        "WHERE table_name = 'passage_codes' AND column_name LIKE 'c_'"
+    ).fetchall()
+    assert types == [("BIGINT",)]
     db.close()

@@ -163,7 +163,7 @@ def test_binary_codes_are_six_words_for_any_dimension():
     assert binary_codes(np.ones((3, 384))).shape == (3, 6)
     assert binary_codes(np.ones((2, 768))).shape == (2, 6)
     assert binary_codes(-np.ones((1, 384)))[0].tolist() == [0] * 6
-    assert binary_codes(np.ones((1, 384)))[0].tolist() == [2**64 - 1] * 6
+    assert binary_codes(np.ones((1, 384)))[0].tolist() == [-1] * 6
 
 
 def test_fusion_follows_the_ranking_that_separates_passages():
@@ -179,14 +179,14 @@ def test_fusion_adds_agreeing_evidence():
     assert [pid for pid, _ in fuse(dense, sparse, depth=50)] == [1, 2]
 
 
-def test_migration_adds_codes_for_vectors_stored_before_it(db_path, embedder):
+def test_migration_rebuilds_codes_for_vectors_stored_before_it(db_path, embedder):
     from knownote.store import Store
 
     store = Store.open(db_path)
     notebook = store.create_notebook("Old", embedder.name, embedder.dim)
     import_text(store, notebook.id, embedder, "dog", DOG)
-    store.db.execute("DROP TABLE passage_codes")
-    store.db.execute("DELETE FROM _migrations WHERE version = 3")
+    store.db.execute("DELETE FROM passage_codes")
+    store.db.execute("DELETE FROM _migrations WHERE version = 5")
     store.close()
     store = Store.open(db_path)
     try:
