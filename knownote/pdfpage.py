@@ -38,6 +38,7 @@ from knownote.store import Document, Store
 Box = tuple[float, float, float, float]  # x0, y0, x1, y1 in unrotated page coordinates
 
 DEFAULT_ZOOM = 2.0  # pixels per point: a letter page is 1224 px wide
+MIN_ZOOM, MAX_ZOOM = 0.25, 6.0
 HIGHLIGHT = np.array([1.0, 0.85, 0.25])  # multiplied into the pixels: a yellow marker pen
 
 
@@ -368,6 +369,8 @@ def passage_pages(
     Raises NotFound (no such document, not a PDF, original gone), PasswordRequired (encrypted
     PDF without its password) or PageMismatch (the page no longer reads as the stored text).
     """
+    if not MIN_ZOOM <= zoom <= MAX_ZOOM:
+        raise KnowNoteError(f"Zoom {zoom:g} is out of range: use {MIN_ZOOM:g} to {MAX_ZOOM:g}.")
     document = store.document(document_id)
     path = _original(store, document)
     text = store.document_text(document_id)
