@@ -293,8 +293,8 @@ class PageImage:
     png: bytes  # the whole page
     width: int
     height: int
-    crop_png: bytes  # full width, cut vertically around the highlight so it is in view
-    crop_top: int  # where the crop starts on the whole page, in pixels
+    crop_png: bytes  # the part of the page around the highlight, so it is in view
+    crop: Box  # where that part lies on the whole page, in pixels
     rects: tuple[Box, ...]  # highlighted pixel rectangles on the whole page
     pdf_rects: tuple[Box, ...]  # the same in page coordinates (as PyMuPDF's text extraction)
 
@@ -317,13 +317,25 @@ def _png(image: np.ndarray) -> bytes:
     )
 
 
-def _crop_band(rects: Sequence[Box], height: int) -> tuple[int, int]:
-    """Top and bottom of a band around the rectangles, at least a third of the page high."""
-    top, bottom = min(r[1] for r in rects), max(r[3] for r in rects)
-    want = max(bottom - top + height // 8, height // 3)
-    centre = (top + bottom) / 2
-    lo = int(max(0, min(centre - want / 2, height - want)))
-    return lo, int(min(height, lo + want))
+def _span(lo: float, hi: float, want: float, limit: int) -> tuple[int, int]:
+    """An interval of length `want` (at most `limit`) centred on [lo, hi], inside [0, limit]."""
+    want = min(max(hi - lo, want), limit)
+    start = max(0.0, min((lo + hi - want) / 2, limit - want))
+    return int(start), int(min(limit, start + want))
+
+
+def _crop_box(rects: Sequence[Box], width: int, height: int) -> Box:
+    """The highlight with a margin, and at least half the page wide and a third high."""
+    if not rects:
+        return (0, 0, width, height)
+    margin = max(width, height) // 20
+    x0, x1 = _span(
+        min(r[0] for r in rects) - margin, max(r[2] for r in rects) + margin, width / 2, width
+    )
+    y0, y1 = _span(
+        min(r[1] for r in rects) - margin, max(r[3] for r in rects) + margin, height / 3, height
+    )
+    return (x0, y0, x1, y1)
 
 
 def render_page(
@@ -342,14 +354,14 @@ def render_page(
     rects = [_pixel_box(r, page, zoom, pix.width, pix.height) for r in pdf_rects]
     rects = [r for r in rects if r[2] > r[0] and r[3] > r[1]]
     image = _paint(pix, rects)
-    top, bottom = _crop_band(rects, pix.height) if rects else (0, pix.height)
+    crop = _crop_box(rects, pix.width, pix.height)
     return PageImage(
         page=page_no,
         png=_png(image),
         width=pix.width,
         height=pix.height,
-        crop_png=_png(image[top:bottom]),
-        crop_top=top,
+        crop_png=_png(image[crop[1] : crop[3], crop[0] : crop[2]]),
+        crop=crop,
         rects=tuple(rects),
         pdf_rects=tuple(pdf_rects),
     )
