@@ -268,7 +268,7 @@ def clear_caches() -> None:
 def _open(path: Path, name: str, password: str | None) -> pymupdf.Document:
     try:
         doc = pymupdf.open(path, filetype="pdf")
-    except (pymupdf.FileDataError, pymupdf.FileNotFoundError, RuntimeError):
+    except (pymupdf.FileDataError, pymupdf.FileNotFoundError):
         raise NotFound(f"The original file of {name} cannot be opened any more.") from None
     if doc.needs_pass and not (password and doc.authenticate(password)):
         doc.close()

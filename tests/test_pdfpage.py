@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from knownote import pdfpage
-from knownote.errors import NotFound, PasswordRequired
+from knownote.errors import KnowNoteError, NotFound, PasswordRequired
 from knownote.extract import PDF_TEXT_FLAGS, clean_text, extract, pdf_page_text
 from knownote.ingest import import_file
 from knownote.pdfpage import PageMismatch, page_glyphs, passage_pages, render_page
@@ -281,4 +281,16 @@ def test_pages_are_rendered_once_per_document_page_and_zoom(store, imported, mon
 def test_a_document_without_pages_to_show_says_so(store, imported):
     document_id = imported("docs/web_text/md_codeblocks.md")
     with pytest.raises(NotFound, match="not a PDF"):
+        passage_pages(store, document_id, 0, 10)
+
+
+def test_a_zoom_out_of_range_is_refused(store):
+    with pytest.raises(KnowNoteError, match="Zoom 0 is out of range"):
+        passage_pages(store, 1, 0, 10, zoom=0)
+
+
+def test_a_missing_original_file_says_so(store, imported):
+    document_id = imported("docs/pdf/cjk_ja_miyazawa_preface_vertical.pdf")
+    store.file_path(store.document(document_id).sha256).unlink()
+    with pytest.raises(NotFound, match="is not kept"):
         passage_pages(store, document_id, 0, 10)
