@@ -6,7 +6,8 @@ cleans into the canonical text), keeping each character's box, then repeats `cle
 step on characters that carry their boxes. Both results are checked against the real thing (the
 raw text MuPDF writes, `clean_text` of it, and the page's slice of the stored text); when any check
 fails the page is not highlighted and the caller is told why. Newlines MuPDF inserts after lines
-have no box; whitespace is never painted, so a highlight covers exactly the cited glyphs.
+have no glyph and are skipped, as is whitespace at either end of a line's run; a space between two
+cited glyphs of one line is painted, so the mark runs on through the words.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ import numpy as np
 import pymupdf
 from pymupdf import mupdf
 
-from knownote.errors import KnowNoteError, NotFound, PasswordRequired
+from knownote.errors import KnowNoteError, NotFound, PageMismatch, PasswordRequired
 from knownote.extract import (
     _BLANK_LINES,
     _CHAR_MAP,
@@ -40,10 +41,6 @@ Box = tuple[float, float, float, float]  # x0, y0, x1, y1 in unrotated page coor
 DEFAULT_ZOOM = 2.0  # pixels per point: a letter page is 1224 px wide
 MIN_ZOOM, MAX_ZOOM = 0.25, 6.0
 HIGHLIGHT = np.array([1.0, 0.85, 0.25])  # multiplied into the pixels: a yellow marker pen
-
-
-class PageMismatch(KnowNoteError):
-    """The page's text read now is not the text stored at import, so offsets cannot be mapped."""
 
 
 @dataclass(frozen=True)

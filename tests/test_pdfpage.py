@@ -11,10 +11,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from knownote import pdfpage
-from knownote.errors import KnowNoteError, NotFound, PasswordRequired
+from knownote.errors import KnowNoteError, NotFound, PageMismatch, PasswordRequired
 from knownote.extract import PDF_TEXT_FLAGS, clean_text, extract, pdf_page_text
 from knownote.ingest import import_file
-from knownote.pdfpage import PageMismatch, page_glyphs, passage_pages, render_page
+from knownote.pdfpage import page_glyphs, passage_pages, render_page
 from knownote.split import split
 from tests.conftest import corpus_file
 
