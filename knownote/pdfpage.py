@@ -212,17 +212,18 @@ def page_glyphs(page: pymupdf.Page) -> PageGlyphs:
     textpage = page.get_textpage(flags=PDF_TEXT_FLAGS)
     raw, boxes, lines = _raw_chars(textpage)
     if raw != textpage.extractText():
-        raise PageMismatch(_mismatch(page.number + 1, "MuPDF's text of it"))
+        raise PageMismatch(_mismatch(page.number + 1, "its glyphs do not spell MuPDF's text"))
     cleaned = _clean_with_boxes(raw, boxes, lines)
     if cleaned.text != clean_text(raw):
-        raise PageMismatch(_mismatch(page.number + 1, "its cleaned text"))
+        raise PageMismatch(_mismatch(page.number + 1, "its glyphs do not spell the cleaned text"))
     return PageGlyphs(cleaned.text, tuple(cleaned.boxes), tuple(cleaned.lines))
 
 
 def _mismatch(page_no: int, what: str) -> str:
     return (
-        f"Page {page_no} cannot be highlighted exactly: {what} does not match the text stored "
-        "at import (perhaps another PyMuPDF version). Import the document again to fix it."
+        f"Page {page_no} cannot be highlighted exactly: {what} (perhaps another PyMuPDF "
+        "version than at import). The extracted text above is still exact; importing the "
+        "document again may fix the page view."
     )
 
 
@@ -342,7 +343,7 @@ def render_page(
     page = doc.load_page(page_no - 1)
     glyphs = _GLYPHS.get((key, page_no), lambda: page_glyphs(page))
     if glyphs.text != stored:
-        raise PageMismatch(_mismatch(page_no, "its text read now"))
+        raise PageMismatch(_mismatch(page_no, "it reads differently now than when imported"))
     pix = _PIXMAPS.get(
         (key, page_no, zoom),
         lambda: page.get_pixmap(matrix=pymupdf.Matrix(zoom, zoom), alpha=False),
