@@ -8,6 +8,9 @@ with its first 300 characters highlighted, exactly as the app does (`pdfpage.ren
 once cold (glyph map, rendering and two PNG encodings, caches cleared) and once warm (the glyph
 map and the rendered page come from the cache; only the highlight and the PNGs are made).
 Prints the median and the slowest cold and warm times per PDF (target: well under a second).
+
+With --check-all it also counts, over every page of every PDF in ../shared/corpus/docs/pdf, the
+pages whose glyph map spells exactly the page's stored text (`pdf_page_text`).
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import pymupdf
 
 from knownote import pdfpage
+from knownote.errors import PageMismatch
 from knownote.extract import pdf_page_text
 
 PDF_DIR = Path(__file__).resolve().parents[2] / "shared/corpus/docs/pdf"
@@ -60,10 +64,43 @@ def measure(path: Path, zoom: float) -> tuple[list[float], list[float]]:
     return cold, warm
 
 
+PASSWORDS = {"enc_password_openpassword.pdf": "openpassword", "enc_password_test_4p.pdf": "test"}
+
+
+def check_all() -> None:
+    exact, pages, failed = 0, 0, []
+    for path in sorted(PDF_DIR.glob("*.pdf")):
+        try:
+            doc = pymupdf.open(path)
+        except (pymupdf.FileDataError, pymupdf.EmptyFileError):
+            continue
+        with doc:
+            if doc.needs_pass:
+                doc.authenticate(PASSWORDS.get(path.name, ""))
+            for index in range(doc.page_count):
+                try:
+                    page = doc.load_page(index)
+                    stored = pdf_page_text(page)
+                except pymupdf.mupdf.FzErrorBase:
+                    continue  # a damaged page: the import skips it too
+                pages += 1
+                try:
+                    ok = pdfpage.page_glyphs(page).text == stored
+                except PageMismatch:
+                    ok = False
+                exact += ok
+                if not ok:
+                    failed.append(f"{path.name} p. {index + 1}")
+    print(f"glyph map spells the stored text on {exact} of {pages} corpus pages")
+    for name in failed[:20]:
+        print(f"  not exact: {name}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("pdfs", nargs="*", type=Path)
     parser.add_argument("--zoom", type=float, default=pdfpage.DEFAULT_ZOOM)
+    parser.add_argument("--check-all", action="store_true", help="check every corpus page too")
     args = parser.parse_args()
     paths = args.pdfs or [PDF_DIR / name for name in DEFAULT]
     print(f"zoom {args.zoom:g}; ms per page: median (slowest)")
@@ -85,6 +122,8 @@ def main() -> None:
             f"all {len(every_cold)} pages cold: median {statistics.median(every_cold):.0f} ms, "
             f"slowest {max(every_cold):.0f} ms"
         )
+    if args.check_all:
+        check_all()
 
 
 if __name__ == "__main__":

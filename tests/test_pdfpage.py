@@ -102,14 +102,18 @@ def check_passages(path: Path, password: str | None) -> int:
 
 @pytest.mark.parametrize(("relative", "password"), PDFS)
 def test_the_glyphs_inside_each_highlight_are_the_passage(relative, password):
-    assert check_passages(corpus_file(relative), password) > 0
+    checked = check_passages(corpus_file(relative), password)
+    print(f"{relative}: {checked} passages, every highlight exact")  # shown with pytest -s
+    assert checked > 0
 
 
 @pytest.mark.parametrize("rotation", [90, 180, 270])
 def test_rotated_page_highlights_the_passage(tmp_path, rotation):
     path = rotated_copy(tmp_path, "docs/pdf/paper_dpr_2004.04906_2col.pdf", 2, rotation)
     assert open_pdf(path)[2].rotation == rotation
-    assert check_passages(path, None) > 0
+    checked = check_passages(path, None)
+    print(f"page 3 turned {rotation}°: {checked} passages, every highlight exact")
+    assert checked > 0
 
 
 def yellow(png: bytes) -> np.ndarray:
