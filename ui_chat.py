@@ -16,6 +16,7 @@ from knownote.llm import OllamaChat
 from knownote.settings import Settings
 from knownote.store import Notebook, Store
 from ui_common import confirming, document_text, set_confirm
+from ui_page import page_view
 
 CITATION_NOTE = (
     "A number such as [2] points to a passage the answer had in front of it: the material it "
@@ -194,6 +195,7 @@ def show_answer(store: Store, answer: Answer) -> None:
     with right:
         for passage in cited:
             st.html(card(store, answer, passage))
+            page_view(store, answer.message_id or 0, passage, shown=True)
         if not cited:
             st.caption("The answer cites no passage.")
         uncited = [p for p in answer.passages if not p.cited]
@@ -201,6 +203,7 @@ def show_answer(store: Store, answer: Answer) -> None:
             with st.expander(f"{len(uncited)} more passages it had in front of it, not cited"):
                 for passage in uncited:
                     st.html(card(store, answer, passage))
+                    page_view(store, answer.message_id or 0, passage, shown=False)
 
 
 def card(store: Store, answer: Answer, passage: SourcePassage) -> str:

@@ -233,6 +233,40 @@ def cmd_export(args: argparse.Namespace, store: Store, settings: Settings) -> in
     return 0
 
 
+def cmd_page(args: argparse.Namespace, store: Store, settings: Settings) -> int:
+    from knownote.pdfpage import passage_pages
+
+    passage = next((p for p in store.passages(args.document_id) if p.idx == args.passage), None)
+    if passage is None:
+        raise NotFound(
+            f"Document {args.document_id} has no passage {args.passage}. "
+            f"List them with: knownote show {args.document_id}"
+        )
+    images = passage_pages(
+        store,
+        args.document_id,
+        passage.start,
+        passage.end,
+        zoom=args.zoom,
+        password=args.password,
+    )
+    out: Path = args.out
+    written = []
+    for image in images:
+        path = out if len(images) == 1 else out.with_name(f"{out.stem}-p{image.page}{out.suffix}")
+        try:
+            path.write_bytes(image.png)
+        except OSError as e:
+            raise KnowNoteError(f"{path} could not be written: {e.strerror or e}.") from None
+        written.append({"page": image.page, "file": str(path), "width": image.width,
+                        "height": image.height, "glyphs": len(image.rects)})  # fmt: skip
+    if args.json:
+        emit_json(written)
+    for item in [] if args.json else written:
+        print(f"page {item['page']}: {item['file']} ({item['glyphs']} glyphs highlighted)")
+    return 0
+
+
 def cmd_search(args: argparse.Namespace, store: Store, settings: Settings) -> int:
     from knownote.retrieve import search
 
@@ -340,6 +374,21 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("export", help="print a chat as Markdown, with footnoted citations")
     p.add_argument("chat_id", type=parse_id)
     p.set_defaults(run=cmd_export)
+
+    p = sub.add_parser("page", help="write a PDF passage's page(s) as PNG, the passage highlighted")
+    p.add_argument("document_id", type=parse_id)
+    p.add_argument("passage", type=parse_id, metavar="PASSAGE_INDEX", help="as `show` lists them")
+    p.add_argument(
+        "--out",
+        type=Path,
+        required=True,
+        metavar="FILE.png",
+        help="where to write; a passage over several pages writes FILE-p3.png, FILE-p4.png, …",
+    )
+    p.add_argument("--zoom", type=float, default=2.0, help="pixels per point (default 2)")
+    p.add_argument("--password", help="password of an encrypted PDF (it is not stored)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(run=cmd_page)
 
     p = sub.add_parser("search", help="find the passages of a notebook that match a query")
     p.add_argument("notebook", help="notebook name (or number)")

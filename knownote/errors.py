@@ -21,6 +21,10 @@ class NoTextLayer(KnowNoteError):
     """The file has no text to import (for example a scan without OCR)."""
 
 
+class PageMismatch(KnowNoteError):
+    """A PDF page no longer reads as the text stored at import, so it cannot be highlighted."""
+
+
 class FileTooLarge(KnowNoteError):
     """The file, or what it unpacks to, is over a configured limit."""
 

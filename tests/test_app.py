@@ -267,3 +267,25 @@ def test_settings_change_retrieval_and_k(home: Path):
     assert not at.exception
     assert at.session_state["mode"] == "keyword"
     assert at.session_state["k"] == 3
+
+
+def test_cited_pdf_pages_of_an_encrypted_pdf_ask_for_its_password_again(home: Path):
+    data = corpus_file("docs/pdf/enc_password_test_4p.pdf").read_bytes()
+    at = create_notebook(start(home))
+    upload(at, ("locked.pdf", data, "application/pdf"))
+    next(t for t in at.text_input if t.key.startswith("pdf_password_")).set_value("test").run()
+    next(b for b in at.button if b.key.startswith("retry_")).click().run()
+    at.radio(key="view").set_value("Chat").run()
+    at.chat_input(key="question").set_value("How do I back up files?").run()
+    assert not at.exception
+    assert any(t.key.startswith("on_page_") and t.value for t in at.toggle)
+    assert "It is password-protected: enter the password of locked.pdf" in texts(at)
+    assert not at.get("image")
+    field = next(t for t in at.text_input if t.key.startswith("page_password_"))
+    field.set_value("test")
+    next(b for b in at.button if b.label == "Show the page").click().run()
+    assert not at.exception
+    assert "password-protected" not in texts(at)
+    images = at.get("image")
+    assert images
+    assert "the cited passage is highlighted" in str(images[0].proto)

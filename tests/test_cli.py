@@ -1,6 +1,7 @@
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -119,3 +120,50 @@ def test_database_in_use_is_one_clear_line(db):
         store.close()
     assert out.returncode == 1
     assert out.stderr.strip().startswith("knownote: The database") and "Traceback" not in out.stderr
+
+
+def import_locked_pdf(capsys, db) -> int:
+    pdf = corpus_file("docs/pdf/enc_password_test_4p.pdf")
+    _, out, _ = run(capsys, "--db", db, "import", "Docs", pdf, "--password", "test", "--json")
+    return json.loads(out)[0]["document_id"]
+
+
+def test_page_writes_one_png_per_page_the_passage_touches(capsys, db, tmp_path):
+    import pymupdf
+
+    document_id = import_locked_pdf(capsys, db)
+    _, out, _ = run(capsys, "--db", db, "show", document_id, "--json")
+    passages = json.loads(out)["passages"]
+    one = next(p for p in passages if p["page_start"] == p["page_end"])
+    two = next(p for p in passages if p["page_start"] != p["page_end"])
+    target = tmp_path / "passage.png"
+    code, out, err = run(
+        capsys, "--db", db, "page", document_id, one["idx"], "--out", target, "--password", "test"
+    )
+    assert code == 0, err
+    assert pymupdf.Pixmap(target).width == 2 * 612  # letter size at the default zoom 2
+    assert f"page {one['page_start']}: {target}" in out
+    code, out, _ = run(
+        capsys, "--db", db, "page", document_id, two["idx"], "--out", target,
+        "--password", "test", "--zoom", "1", "--json",
+    )  # fmt: skip
+    written = json.loads(out)
+    pages = [two["page_start"], two["page_end"]]
+    assert code == 0 and [w["page"] for w in written] == pages
+    for w, page in zip(written, pages, strict=True):
+        assert w["file"] == str(tmp_path / f"passage-p{page}.png") and w["glyphs"] > 0
+        assert Path(w["file"]).read_bytes().startswith(b"\x89PNG")
+
+
+def test_page_of_a_locked_pdf_without_its_password_is_one_line(capsys, db, tmp_path):
+    document_id = import_locked_pdf(capsys, db)
+    code, out, err = run(capsys, "--db", db, "page", document_id, 0, "--out", tmp_path / "p.png")
+    assert code == 1 and out == "" and "Traceback" not in err
+    assert err.startswith("knownote: It is password-protected: enter the password")
+    assert not (tmp_path / "p.png").exists()
+
+
+def test_page_of_an_unknown_passage_says_how_to_list_them(capsys, db, tmp_path):
+    document_id = import_locked_pdf(capsys, db)
+    code, _, err = run(capsys, "--db", db, "page", document_id, 999, "--out", tmp_path / "p.png")
+    assert code == 2 and f"knownote show {document_id}" in err

@@ -1,0 +1,80 @@
+"""A cited PDF passage on its page: the page image with exactly the cited glyphs highlighted."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from knownote.cite import SourcePassage
+from knownote.errors import KnowNoteError, NotFound, PasswordRequired
+from knownote.pdfpage import DEFAULT_ZOOM, PageImage, passage_pages
+from knownote.store import Store
+
+
+@st.cache_data(max_entries=48, show_spinner=False)
+def page_images(
+    db: str,
+    document_id: int,
+    sha256: str,
+    start: int,
+    end: int,
+    zoom: float,
+    password: str | None,
+    _store: Store,
+) -> list[PageImage]:
+    """Rendered once per passage; reruns reuse the PNGs (errors are not cached)."""
+    return passage_pages(_store, document_id, start, end, zoom=zoom, password=password)
+
+
+def passwords() -> dict[int, str]:
+    """PDF passwords typed in this session, by document; never stored on disk."""
+    return st.session_state.setdefault("pdf_passwords", {})
+
+
+def page_view(store: Store, message_id: int, passage: SourcePassage, *, shown: bool) -> None:
+    """A "Show on page" switch under a card of a PDF passage, and the page(s) when on."""
+    if passage.stale or passage.page_start is None:
+        return
+    try:
+        document = store.document(passage.document_id)
+    except NotFound:
+        return
+    if document.kind != "pdf":
+        return
+    key = f"{message_id}_{passage.n}"
+    if not st.toggle("Show on page", value=shown, key=f"on_page_{key}"):
+        return
+    try:
+        with st.spinner("Rendering the page…"):
+            images = page_images(
+                str(store.path),
+                document.id,
+                document.sha256,
+                passage.start,
+                passage.end,
+                DEFAULT_ZOOM,
+                passwords().get(document.id),
+                store,
+            )
+    except PasswordRequired as e:
+        ask_password(document.id, key, str(e))
+        return
+    except KnowNoteError as e:
+        st.caption(f"⚠ {e}")
+        return
+    for image in images:
+        st.image(
+            image.crop_png,
+            caption=f"p. {image.page} of the PDF: the cited passage is highlighted",
+            width="stretch",
+        )
+        if st.toggle(f"Whole page {image.page}", key=f"whole_{key}_{image.page}"):
+            st.image(image.png, width="stretch")
+
+
+def ask_password(document_id: int, key: str, message: str) -> None:
+    st.caption(f"🔒 {message}")
+    with st.form(f"page_password_form_{key}", border=False):
+        given = st.text_input("PDF password", type="password", key=f"page_password_{key}")
+        if st.form_submit_button("Show the page"):
+            passwords()[document_id] = given
+            st.rerun()
