@@ -191,7 +191,7 @@ def model_sidebar(settings: Settings) -> tuple[OllamaChat | None, str | None]:
         st.write("Connected, but no models are installed: answering with quoted passages")
         st.caption(status or "")
     st.button("Check again", key="check_ollama", on_click=ollama.clear)
-    return None, None
+    return client, None  # a server without models: the answer says to pull one
 
 
 def settings_sidebar() -> tuple[Settings, str]:
