@@ -289,3 +289,31 @@ def test_the_upload_limit_of_streamlit_is_our_file_limit():
     """Streamlit refuses a bigger upload in the browser before the app sees it; the two agree."""
     config = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text())
     assert config["server"]["maxUploadSize"] == Settings().max_file_mb
+
+
+@pytest.mark.browser
+def test_an_upload_over_streamlits_limit_is_refused_in_the_browser(tmp_path: Path):
+    """Streamlit's own check (server.maxUploadSize, here lowered to 1 MB) speaks first; the
+    file never reaches the app, so nothing is imported."""
+    from playwright.sync_api import expect
+
+    from tests.browser import chromium, shot, streamlit_server
+
+    with (
+        chromium() as browser,
+        streamlit_server(tmp_path, STREAMLIT_SERVER_MAX_UPLOAD_SIZE="1") as server,
+    ):
+        page = browser.new_page(viewport={"width": 1300, "height": 900})
+        page.goto(server.url)
+        page.get_by_label("Name", exact=True).fill("Limits")
+        page.get_by_role("button", name="Create notebook").click()
+        expect(page.get_by_text("1MB per file")).to_be_visible(timeout=60_000)
+        page.locator('[data-testid="stFileUploaderDropzoneInput"]').set_input_files(
+            [{"name": "big.txt", "mimeType": "text/plain", "buffer": b"word " * (MB // 2)}]
+        )
+        message = page.get_by_text("File must be 1.0MB or smaller.")
+        expect(message).to_be_visible(timeout=30_000)
+        shot(page, "upload-over-the-limit")
+        page.wait_for_timeout(2000)
+        assert page.get_by_text("Last import").count() == 0
+        print(f"over the upload limit the browser says: {message.text_content()!r}")
