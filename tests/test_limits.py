@@ -240,6 +240,62 @@ def test_a_pdf_with_ten_thousand_pages_is_refused_before_reading_its_pages(
     assert peak - baseline_mb < 64
 
 
+def pdf_with_inflating_page(zeros: int) -> bytes:
+    """One page whose content stream inflates to a line of text and `zeros` NUL bytes (white
+    space to a PDF reader), written by hand: the stream has no Adler-32 trailer, as MuPDF allows."""
+    stream = b"\x78\xda" + deflated(b"BT /F1 12 Tf 20 150 Td (A tiny page.) Tj ET\n", zeros)
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 200 200] /Contents 4 0 R "
+        b"/Resources << /Font << /F1 5 0 R >> >> >>",
+        b"<< /Length %d /Filter /FlateDecode >>\nstream\n" % len(stream) + stream + b"\nendstream",
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+    ]
+    out, offsets = bytearray(b"%PDF-1.4\n"), []
+    for number, body in enumerate(objects, 1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n" % number + body + b"\nendobj\n"
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
+    out += b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
+    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (
+        len(objects) + 1,
+        xref,
+    )
+    return bytes(out)
+
+
+def test_a_pdf_page_that_inflates_to_256_mb_is_read_as_a_stream(tmp_path: Path):
+    """MuPDF interprets a content stream as it inflates it: time grows with the stream (about
+    10 s per GiB here), memory does not."""
+    path = tmp_path / "inflating.pdf"
+    path.write_bytes(pdf_with_inflating_page(256 * MB))
+    script = (
+        "import json, resource, sys\n"
+        "from pathlib import Path\n"
+        "from knownote.extract import extract\n"
+        "data = Path(sys.argv[1]).read_bytes()\n"
+        "before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024\n"
+        "text = extract(data, 'inflating.pdf').text\n"
+        "after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024\n"
+        "print(json.dumps([text, before, after]))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", script, str(path)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=300,
+    )
+    assert out.returncode == 0, out.stderr
+    text, before, after = json.loads(out.stdout)
+    size = path.stat().st_size / MB
+    print(f"inflating.pdf: file {size:.1f} MB, 256 MB stream, RSS {before:.0f} -> {after:.0f} MB")
+    assert text == "A tiny page."
+    assert after - before < 64
+
+
 def test_a_text_of_one_50_mb_line_is_refused_and_says_which_limit(
     tmp_path: Path, baseline_mb: float
 ):
