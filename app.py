@@ -146,7 +146,8 @@ def create_notebook(store: Store, settings: Settings) -> None:
         st.session_state["flash"] = ("error", "Give the new notebook a name.")
         return
     if store.notebook_by_name(name) is not None:
-        st.session_state["flash"] = ("error", f"A notebook called “{name}” already exists.")
+        shown = escape_markdown(name)  # flash messages are Markdown; names show as typed
+        st.session_state["flash"] = ("error", f"A notebook called “{shown}” already exists.")
         return
     try:
         with st.spinner("Loading the embedding model…"):
@@ -154,7 +155,7 @@ def create_notebook(store: Store, settings: Settings) -> None:
                 name, settings.embedding_model, cached_embedder(settings.embedding_model).dim
             )
     except KnowNoteError as e:
-        st.session_state["flash"] = ("error", str(e))
+        st.session_state["flash"] = ("error", escape_markdown(str(e)))
         return
     st.session_state["pending_notebook"] = notebook.id
     st.session_state["new_notebook_name"] = ""
@@ -165,7 +166,7 @@ def rename_notebook(store: Store, notebook: Notebook) -> None:
     try:
         store.rename_notebook(notebook.id, st.session_state.get("rename_to", ""))
     except KnowNoteError as e:
-        st.session_state["flash"] = ("error", str(e))
+        st.session_state["flash"] = ("error", escape_markdown(str(e)))
         return
     st.session_state["rename_to"] = ""
 
@@ -173,7 +174,8 @@ def rename_notebook(store: Store, notebook: Notebook) -> None:
 def delete_notebook(store: Store, notebook: Notebook) -> None:
     store.delete_notebook(notebook.id)
     set_confirm(None)
-    st.session_state["flash"] = ("info", f"Deleted the notebook “{notebook.name}”.")
+    shown = escape_markdown(notebook.name)
+    st.session_state["flash"] = ("info", f"Deleted the notebook “{shown}”.")
 
 
 def model_sidebar(settings: Settings) -> tuple[OllamaChat | None, str | None]:
@@ -191,7 +193,7 @@ def model_sidebar(settings: Settings) -> tuple[OllamaChat | None, str | None]:
         st.write("Connected, but no models are installed: answering with quoted passages")
         st.caption(status or "")
     st.button("Check again", key="check_ollama", on_click=ollama.clear)
-    return None, None
+    return client, None  # a server without models: the answer says to pull one
 
 
 def settings_sidebar() -> tuple[Settings, str]:

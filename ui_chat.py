@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from dataclasses import replace
 
 import streamlit as st
 
@@ -71,6 +72,9 @@ def chat_view(
         )
         if answer is not None:
             st.session_state["pending_chat"] = answer.chat_id
+            # Why the model fell short is not saved with the answer: keep it for this session.
+            if answer.notice and llm is not None and answer.message_id is not None:
+                st.session_state.setdefault("notices", {})[answer.message_id] = answer.notice
             st.rerun()
 
 
@@ -178,6 +182,9 @@ def show_answer(store: Store, answer: Answer) -> None:
     """Question and answer on the left; a card per cited passage on the right."""
     left, right = st.columns([3, 2], gap="large")
     cited = answer.citations
+    notice = st.session_state.get("notices", {}).get(answer.message_id)
+    if notice:
+        answer = replace(answer, notice=notice)
     with left:
         with st.chat_message("user"):
             st.text(answer.question)
@@ -192,6 +199,11 @@ def show_answer(store: Store, answer: Answer) -> None:
                 st.warning(answer.notice or "This answer stopped before it was finished.")
             elif answer.notice and not answer.extractive:
                 st.caption(answer.notice)
+            if answer.dropped_marks:
+                st.caption(
+                    f"The answer also cited {answer.dropped_marks} passage number(s) it was not "
+                    "given; they are left out."
+                )
     with right:
         for passage in cited:
             st.html(card(store, answer, passage))

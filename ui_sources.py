@@ -64,7 +64,7 @@ def import_with_progress(
     password: str | None = None,
 ) -> ImportResult:
     """Import one file inside a status box with a progress bar through the four stages."""
-    with st.status(f"Importing {name}", expanded=True) as status:
+    with st.status(f"Importing {escape_markdown(name)}", expanded=True) as status:
         bar = st.progress(0.0, text="Waiting")
 
         def progress(label: str, stage: str, done: int, total: int) -> None:
@@ -86,7 +86,8 @@ def import_with_progress(
             progress=progress,
         )
         state = "error" if result.status == "failed" else "complete"
-        status.update(label=f"{result.file}: {result.status}", state=state, expanded=False)
+        label = escape_markdown(f"{result.file}: {result.status}")
+        status.update(label=label, state=state, expanded=False)
     if result.needs_password:
         locked = st.session_state.setdefault("locked", {})
         locked[sha256_hex(data)] = (name, data, notebook.id)
@@ -113,7 +114,7 @@ def show_import_results(
             elif result.status == "duplicate":
                 st.markdown(f"• {name}: already in this notebook")
             else:
-                st.error(f"{result.file}: {result.error}")
+                st.error(escape_markdown(f"{result.file}: {result.error}"))
             for warning in result.warnings:
                 st.caption(escape_markdown(warning))
         for token, (name, data, notebook_id) in list(locked.items()):

@@ -12,7 +12,7 @@ from knownote.answer import ask
 from knownote.chats import export_markdown
 from knownote.embed import get_embedder
 from knownote.errors import KnowNoteError, NotFound
-from knownote.ingest import get_or_create_notebook, import_file
+from knownote.ingest import clean_filename, get_or_create_notebook, import_file
 from knownote.llm import connect
 from knownote.settings import Settings
 from knownote.store import Notebook, Store
@@ -56,13 +56,14 @@ def cmd_import(args: argparse.Namespace, store: Store, settings: Settings) -> in
     results = []
     for i, name in enumerate(args.files, start=1):
         path = Path(name)
-        progress(path.name, f"file {i} of {len(args.files)}", 0, 1)
+        label = clean_filename(path.name)  # the name may carry terminal escapes
+        progress(label, f"file {i} of {len(args.files)}", 0, 1)
         try:
             data = path.read_bytes()
         except OSError as e:
             results.append(
                 {
-                    "file": path.name,
+                    "file": label,
                     "status": "failed",
                     "document_id": None,
                     "pages": 0,

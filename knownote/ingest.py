@@ -48,7 +48,9 @@ class ImportResult:
 def clean_filename(name: str) -> str:
     """The user's file name as a label: no folders, no control characters, bounded length."""
     base = PurePath(name.replace("\\", "/")).name
-    base = "".join(ch for ch in base if ch.isprintable()).strip() or "untitled"
+    base = "".join(ch for ch in base if ch.isprintable()).strip()
+    if base in ("", ".", ".."):
+        base = "untitled"
     return base if len(base) <= 200 else base[:150] + "…" + base[-40:]
 
 

@@ -24,7 +24,11 @@ class Settings:
         metadata={"help": "Address of the Ollama server (env OLLAMA_HOST)."},
     )
     ollama_timeout: float = field(
-        default=120.0, metadata={"help": "Seconds to wait for the answer model before giving up."}
+        default_factory=lambda: float(os.environ.get("KNOWNOTE_OLLAMA_TIMEOUT") or 120.0),
+        metadata={
+            "help": "Seconds to wait for the answer model's next words before giving up "
+            "(env KNOWNOTE_OLLAMA_TIMEOUT)."
+        },
     )
     embedding_model: str = field(
         default_factory=lambda: (

@@ -16,7 +16,8 @@ it. It follows Ollama's documented API for the calls KnowNote makes:
 Failure modes for tests: `drop_after` closes the connection after that many pieces without
 ending the chunked body (a dropped connection), `delay` sleeps before every piece (timeouts),
 `error_after` sends an `{"error": ...}` line mid-stream, `done_reason` sets the last line's
-reason. It is not part of the product.
+reason, `stall_after` pauses `stall` seconds before that piece (0: before the first token, as a
+model still loading does; later: a model that stops sending). It is not part of the product.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from __future__ import annotations
 import json
 import re
 import socket
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -44,6 +46,15 @@ def pieces(text: str) -> list[str]:
     return re.findall(r"\s*\S+|\s+$", text) or [text]
 
 
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request: object, client_address: object) -> None:
+        # A client that hangs up (a timeout, a test that stops early) is expected here.
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
+
+
 class OllamaStandIn:
     """Start with `with OllamaStandIn(models={...}, reply=...) as server:`; use `server.url`."""
 
@@ -56,6 +67,8 @@ class OllamaStandIn:
         error_after: int | None = None,
         delay: float = 0.0,
         done_reason: str = "stop",
+        stall_after: int | None = None,
+        stall: float = 0.0,
     ) -> None:
         self.models = {"llama3.2:latest": 131072} if models is None else models  # name -> context
         self.reply = reply
@@ -63,9 +76,10 @@ class OllamaStandIn:
         self.error_after = error_after
         self.delay = delay
         self.done_reason = done_reason
+        self.stall_after = stall_after
+        self.stall = stall
         self.requests: list[tuple[str, dict]] = []  # (path, JSON body) of every request
-        self._server = ThreadingHTTPServer(("127.0.0.1", free_port()), self._handler())
-        self._server.daemon_threads = True
+        self._server = _Server(("127.0.0.1", free_port()), self._handler())
         self._thread = threading.Thread(
             target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
         )
@@ -169,6 +183,8 @@ class OllamaStandIn:
                         return
                     if standin.delay:
                         time.sleep(standin.delay)
+                    if i == standin.stall_after:
+                        time.sleep(standin.stall)
                     self._chunk(_line(name, piece, done=False))
                 last = _line(name, "", done=True)
                 last.update(_final(standin.done_reason, len(parts)))
