@@ -1,0 +1,141 @@
+"""SIGKILL the real `knownote import` of a long PDF at random moments; check the database each time.
+
+    .venv/bin/python benchmarks/crash_import.py [PDF] [--trials 20] [--seed 7]
+
+One database is used throughout. It first gets a notebook of small documents and a saved chat
+(their row counts must never change), then one uncut import of the PDF times its stages (and is
+deleted again). Each trial starts the import in a fresh process and kills it: two trials in three
+at a uniformly random moment of the whole import (start-up, model load, extract, embed, store),
+every third at a random moment after it reports "store" (the write and the commit). After every
+kill the database is opened and checked whole: every document complete (passages, vectors, codes,
+keyword rows against a recount, pages, offsets, overlap), no orphan rows, one kept file per
+document. A document that did commit is checked and deleted. Last, the same PDF is imported again
+to the end. Prints one line per trial and the totals.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from knownote.settings import Settings
+from knownote.store import Store
+from tests.invariants import assert_store_consistent, row_counts
+from tests.killing import ROOT, random_kills, run_trial, start_import
+
+CORPUS = Path(__file__).resolve().parents[2] / "shared/corpus/docs"
+BOOK = CORPUS / "pdf/book_free_culture_lessig_352p.pdf"
+KEEP = [CORPUS / "web_text/md_wikipedia_gravity_hill.md", CORPUS / "office/docx_en_rag_intro.docx"]
+
+
+def cli(db: Path, *args: str) -> None:
+    env = {**os.environ, "OLLAMA_HOST": "http://127.0.0.1:9", "PYTHONPATH": str(ROOT)}
+    subprocess.run(
+        [sys.executable, "-m", "knownote.cli", "--db", str(db), *args],
+        cwd=ROOT, env=env, check=True, capture_output=True,
+    )  # fmt: skip
+
+
+def full_import(db: Path, pdf: Path) -> dict[str, float]:
+    """Import to the end; return when each stage was first reported (seconds after start)."""
+    run = start_import(db, "Book", [pdf])
+    run.process.wait()
+    run.wait_for("exit", 10)
+    if run.process.returncode != 0:
+        raise SystemExit(f"the uncut import failed: {run.process.stdout.read()}")
+    first: dict[str, float] = {}
+    for t, stage in run.stages:
+        first.setdefault(stage, t)
+    return first
+
+
+def delete_book(db: Path, pdf: Path) -> int:
+    """Delete the PDF's document if it is there; return its passage count (0: not there)."""
+    store = Store.open(db)
+    try:
+        notebook = store.notebook_by_name("Book")
+        for document in store.documents(notebook.id) if notebook else []:
+            if document.filename == pdf.name:
+                store.delete_document(document.id)
+                return document.passages
+        return 0
+    finally:
+        store.close()
+
+
+def counts(db: Path) -> dict[str, int]:
+    store = Store.open(db)
+    try:
+        return row_counts(store)
+    finally:
+        store.close()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("pdf", nargs="?", type=Path, default=BOOK)
+    parser.add_argument("--trials", type=int, default=20)
+    parser.add_argument("--seed", type=int, default=7)
+    args = parser.parse_args()
+    settings = Settings()
+    size, overlap = settings.passage_size, settings.passage_overlap
+    started = time.monotonic()
+    with tempfile.TemporaryDirectory() as tmp:
+        db = Path(tmp) / "knownote.duckdb"
+        cli(db, "import", "Keep", *map(str, KEEP))
+        cli(db, "ask", "Keep", "What is a gravity hill?")
+        stages = full_import(db, args.pdf)
+        total = stages["exit"]
+        store_seconds = total - stages["store"]
+        passages = delete_book(db, args.pdf)
+        baseline = counts(db)
+        print(
+            f"{args.pdf.name}: {passages} passages; uncut import {total:.1f}s, stages at "
+            + ", ".join(f"{s} {t:.1f}s" for s, t in stages.items())
+        )
+        print(f"kept data: {baseline['documents']} documents, {baseline['passages']} passages, "
+              f"{baseline['messages']} messages")  # fmt: skip
+        kills = random_kills(args.trials, total, store_seconds, args.seed)
+        survived = 0
+        where: Counter[str] = Counter()
+        for i, kill in enumerate(kills, start=1):
+            trial = run_trial(
+                db, "Book", args.pdf, kill, size=size, overlap=overlap, timeout=total * 3
+            )
+            kept = delete_book(db, args.pdf)
+            assert kept in (0, passages), f"a committed import with {kept} of {passages} passages"
+            assert counts(db) == baseline, "the kept data changed"
+            survived += 1
+            where[trial.where] += 1
+            at = f"{trial.killed_at:6.2f}s" if trial.killed_at is not None else "  none"
+            print(
+                f"trial {i:>2}: kill {kill.describe():<22} landed at {at} in {trial.where:<21}"
+                f" orphan files left {trial.orphan_files}, {trial.documents} documents whole",
+                flush=True,
+            )
+        stages = full_import(db, args.pdf)
+        store = Store.open(db)
+        try:
+            documents = assert_store_consistent(store, size, overlap)
+            book = store.notebook_by_name("Book")
+            again = sum(d.passages for d in store.documents(book.id))
+        finally:
+            store.close()
+        assert again == passages
+    print(f"trials {len(kills)}, survived {survived}; where the kills landed: "
+          + ", ".join(f"{w} {n}" for w, n in sorted(where.items())))  # fmt: skip
+    print(f"re-import after the last kill: {again} passages ({documents} documents whole); "
+          f"{time.monotonic() - started:.0f}s in all")  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()
