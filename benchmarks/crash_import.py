@@ -29,8 +29,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from knownote.settings import Settings
 from knownote.store import Store
-from tests.invariants import assert_store_consistent, row_counts
-from tests.killing import ROOT, random_kills, run_trial, start_import
+from tests.invariants import assert_store_consistent
+from tests.killing import ROOT, counts, delete_imported, random_kills, run_trial, start_import
 
 CORPUS = Path(__file__).resolve().parents[2] / "shared/corpus/docs"
 BOOK = CORPUS / "pdf/book_free_culture_lessig_352p.pdf"
@@ -58,28 +58,6 @@ def full_import(db: Path, pdf: Path) -> dict[str, float]:
     return first
 
 
-def delete_book(db: Path, pdf: Path) -> int:
-    """Delete the PDF's document if it is there; return its passage count (0: not there)."""
-    store = Store.open(db)
-    try:
-        notebook = store.notebook_by_name("Book")
-        for document in store.documents(notebook.id) if notebook else []:
-            if document.filename == pdf.name:
-                store.delete_document(document.id)
-                return document.passages
-        return 0
-    finally:
-        store.close()
-
-
-def counts(db: Path) -> dict[str, int]:
-    store = Store.open(db)
-    try:
-        return row_counts(store)
-    finally:
-        store.close()
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("pdf", nargs="?", type=Path, default=BOOK)
@@ -96,7 +74,7 @@ def main() -> None:
         stages = full_import(db, args.pdf)
         total = stages["exit"]
         store_seconds = total - stages["store"]
-        passages = delete_book(db, args.pdf)
+        passages = delete_imported(db, "Book", args.pdf.name)
         baseline = counts(db)
         print(
             f"{args.pdf.name}: {passages} passages; uncut import {total:.1f}s, stages at "
@@ -111,7 +89,7 @@ def main() -> None:
             trial = run_trial(
                 db, "Book", args.pdf, kill, size=size, overlap=overlap, timeout=total * 3
             )
-            kept = delete_book(db, args.pdf)
+            kept = delete_imported(db, "Book", args.pdf.name)
             assert kept in (0, passages), f"a committed import with {kept} of {passages} passages"
             assert counts(db) == baseline, "the kept data changed"
             survived += 1

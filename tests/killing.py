@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from knownote.store import Store
-from tests.invariants import assert_store_consistent
+from tests.invariants import assert_store_consistent, row_counts
 
 ROOT = Path(__file__).resolve().parents[1]
 # Where an import is, from its stderr: before any line it is starting (interpreter, imports,
@@ -161,3 +161,26 @@ def random_kills(n: int, total: float, store_seconds: float, seed: int) -> list[
         Kill(rng.uniform(0, store_seconds), "store") if i % 3 == 2 else Kill(rng.uniform(0, total))
         for i in range(n)
     ]
+
+
+def delete_imported(db: Path, notebook: str, filename: str) -> int:
+    """Delete the notebook's document of that file name, if any; return its passage count."""
+    store = Store.open(db)
+    try:
+        found = store.notebook_by_name(notebook)
+        for document in store.documents(found.id) if found else []:
+            if document.filename == filename:
+                store.delete_document(document.id)
+                return document.passages
+        return 0
+    finally:
+        store.close()
+
+
+def counts(db: Path) -> dict[str, int]:
+    """Rows per table of the database file."""
+    store = Store.open(db)
+    try:
+        return row_counts(store)
+    finally:
+        store.close()
