@@ -131,22 +131,25 @@ def import_file(
             progress=lambda done, total: report("embed", done, total),
         )
         report("store", 0, 1)
-        store.save_file(data)
-        try:
-            document_id = store.add_document(
-                notebook_id=notebook.id,
-                title=extracted.title or label,
-                filename=label,
-                kind=extracted.kind,
-                sha256=digest,
-                text=text,
-                pages=pages,
-                passages=passages,
-                vectors=vectors,
-                warnings=extracted.warnings,
-            )
-        finally:
-            store.discard_file_if_unused(digest)
+        # Under the lock from saving the file to the commit, so that no other session's delete
+        # can discard the kept file in between.
+        with store.lock:
+            store.save_file(data)
+            try:
+                document_id = store.add_document(
+                    notebook_id=notebook.id,
+                    title=extracted.title or label,
+                    filename=label,
+                    kind=extracted.kind,
+                    sha256=digest,
+                    text=text,
+                    pages=pages,
+                    passages=passages,
+                    vectors=vectors,
+                    warnings=extracted.warnings,
+                )
+            finally:
+                store.discard_file_if_unused(digest)
         report("store", 1, 1)
         if document_id is None:  # imported by someone else while we worked
             return _duplicate(label, store.document_by_hash(notebook.id, digest).id, store)
