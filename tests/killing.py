@@ -22,7 +22,8 @@ from tests.invariants import assert_store_consistent, row_counts
 
 ROOT = Path(__file__).resolve().parents[1]
 # Where an import is, from its stderr: before any line it is starting (interpreter, imports,
-# opening the database, and for a new notebook loading the model).
+# opening the database, and for a new notebook loading the model). In an existing notebook the
+# model loads lazily after "embed 0/N" is reported, until transformers reports its weights.
 STARTING = "start"
 
 
@@ -68,9 +69,16 @@ class Run:
             return next((t for t, s in self.stages if s == stage), None)
 
     def stage_at(self, seconds: float) -> str:
+        """The stage at that moment; the model loads inside "embed" until it reports loaded."""
         with self.seen:
             before = [s for t, s in self.stages if t <= seconds]
-        return before[-1] if before else STARTING
+        if not before:
+            return STARTING
+        if before[-1] == "model":  # loaded: embedding goes on
+            return "embed"
+        if before[-1] == "embed" and "model" not in before:
+            return "model load"
+        return before[-1]
 
 
 def stage_of(line: str) -> str | None:
