@@ -105,8 +105,9 @@ class Store:
         except duckdb.IOException as e:
             if "lock" in str(e).lower():
                 raise DatabaseInUse(
-                    f"The database {db_path} is in use by another KnowNote process. "
-                    "Close the other app or command, or use another data folder (--db)."
+                    f"The database {db_path} is in use by another KnowNote process (the app "
+                    "or a knownote command). Close it and try again, or use another data "
+                    "folder (KNOWNOTE_HOME, or --db on the command line)."
                 ) from e
             raise KnowNoteError(f"Could not open the database {db_path}: {e}") from e
         store = cls(db, db_path)
