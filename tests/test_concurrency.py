@@ -25,7 +25,7 @@ from knownote.ingest import import_file
 from knownote.retrieve import search
 from knownote.store import Store, sha256_hex
 from tests.conftest import corpus_file
-from tests.invariants import assert_store_consistent, orphan_rows
+from tests.invariants import assert_store_consistent, orphan_rows, row_counts
 
 SHARED = "docs/web_text/md_wikipedia_gravity_hill.md"
 OWN = [
@@ -69,17 +69,38 @@ def session(store, embedder, settings, shared, own, path, errors, gate) -> None:
         errors.append(e)
 
 
+def churn(store, embedder, settings, rounds, errors, gate) -> None:
+    """A session that makes a notebook, imports the shared file, asks, and deletes it all."""
+    try:
+        gate.wait()
+        file = corpus_file(SHARED)
+        for i in range(rounds):
+            notebook = store.create_notebook(f"Churn {i}", embedder.name, embedder.dim)
+            result = import_file(
+                store, notebook, file.name, file.read_bytes(), settings=settings, embedder=embedder
+            )
+            assert result.status == "imported", result.error
+            ask(store, embedder, notebook.id, QUESTIONS[0], llm=None, model=None, settings=settings)
+            store.delete_document(result.document_id)
+            store.delete_notebook(notebook.id)
+    except BaseException as e:
+        errors.append(e)
+
+
 def test_sessions_at_once_lose_and_duplicate_nothing(store, embedder, settings):
     shared = store.create_notebook("Shared", embedder.name, embedder.dim)
     owns = [store.create_notebook(f"Own {i}", embedder.name, embedder.dim) for i in range(4)]
     errors: list[BaseException] = []
-    gate = threading.Barrier(len(owns))
+    gate = threading.Barrier(len(owns) + 1)
     threads = [
         threading.Thread(
             target=session, args=(store, embedder, settings, shared, own, path, errors, gate)
         )
         for own, path in zip(owns, OWN, strict=True)
     ]
+    threads.append(
+        threading.Thread(target=churn, args=(store, embedder, settings, 3, errors, gate))
+    )
     for thread in threads:
         thread.start()
     for thread in threads:
@@ -99,7 +120,12 @@ def test_sessions_at_once_lose_and_duplicate_nothing(store, embedder, settings):
         assert all(t.passages and t.message_id for t in turns)
     (messages,) = store.db.execute("SELECT count(*) FROM messages").fetchone()
     assert messages == 2 * len(QUESTIONS) * len(owns)
+    assert [n.name for n in store.notebooks()] == ["Shared"] + [o.name for o in owns]
+    gravity = corpus_file(SHARED).read_bytes()
+    assert store.read_file(sha256_hex(gravity)) == gravity  # the churned copies did not take it
     assert assert_store_consistent(store, settings.passage_size, settings.passage_overlap) == 9
+    print(f"{len(threads)} sessions: 15 imports, 19 questions, 3 notebooks made and deleted; "
+          f"rows {row_counts(store)}")  # fmt: skip
 
 
 class RacingStore(Store):
