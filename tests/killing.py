@@ -25,6 +25,7 @@ ROOT = Path(__file__).resolve().parents[1]
 # opening the database, and for a new notebook loading the model). In an existing notebook the
 # model loads lazily after "embed 0/N" is reported, until transformers reports its weights.
 STARTING = "start"
+SAVED = "saved"  # the command printed its result: the import has committed
 
 
 @dataclass(frozen=True)
@@ -46,17 +47,26 @@ class Run:
     started: float
     stages: list[tuple[float, str]] = field(default_factory=list)
     seen: threading.Condition = field(default_factory=threading.Condition)
+    out: list[str] = field(default_factory=list)
+
+    def note(self, stage: str) -> None:
+        with self.seen:
+            self.stages.append((time.monotonic() - self.started, stage))
+            self.seen.notify_all()
 
     def read(self) -> None:
         for line in self.process.stderr:
             stage = stage_of(line)
             if stage:
-                with self.seen:
-                    self.stages.append((time.monotonic() - self.started, stage))
-                    self.seen.notify_all()
-        with self.seen:
-            self.stages.append((time.monotonic() - self.started, "exit"))
-            self.seen.notify_all()
+                self.note(stage)
+        self.note("exit")
+
+    def read_result(self) -> None:
+        """The result line on stdout comes once the import has committed."""
+        for line in self.process.stdout:
+            if not self.out:
+                self.note(SAVED)
+            self.out.append(line)
 
     def wait_for(self, stage: str, timeout: float) -> float | None:
         """Seconds since start when `stage` was first reported (None: exited or timed out)."""
@@ -74,6 +84,8 @@ class Run:
             before = [s for t, s in self.stages if t <= seconds]
         if not before:
             return STARTING
+        if before[-1] == SAVED:
+            return "after commit"
         if before[-1] == "model":  # loaded: embedding goes on
             return "embed"
         if before[-1] == "embed" and "model" not in before:
@@ -106,6 +118,7 @@ def start_import(db: Path, notebook: str, files: Sequence[Path]) -> Run:
     )  # fmt: skip
     run = Run(process, time.monotonic())
     threading.Thread(target=run.read, daemon=True).start()
+    threading.Thread(target=run.read_result, daemon=True).start()
     return run
 
 
@@ -147,7 +160,7 @@ def run_trial(
     run.process.wait()
     landed = run.stage_at(killed_at) if killed_at is not None else "exit"
     if killed_at is None and run.process.returncode != 0:
-        raise AssertionError(f"the import failed on its own: {run.process.stdout.read()}")
+        raise AssertionError(f"the import failed on its own: {''.join(run.out)}")
     files = db.with_name(db.name + ".files")
     before = {entry.name for entry in files.iterdir()} if files.is_dir() else set()
     store = Store.open(db)
@@ -163,7 +176,8 @@ def run_trial(
 
 
 def random_kills(n: int, total: float, store_seconds: float, seed: int) -> list[Kill]:
-    """Every third kill inside the store stage, the rest anywhere in the whole import."""
+    """Every third kill inside the store stage (from its report to the commit, `store_seconds`
+    long), the rest anywhere in the whole import."""
     rng = random.Random(seed)
     return [
         Kill(rng.uniform(0, store_seconds), "store") if i % 3 == 2 else Kill(rng.uniform(0, total))
