@@ -10,12 +10,12 @@ import streamlit as st
 from knownote.answer import Answer, SourcePassage, ask
 from knownote.chats import delete_chat, export_markdown, list_chats, load_chat
 from knownote.embed import Embedder
-from knownote.errors import KnowNoteError
+from knownote.errors import KnowNoteError, NotFound
 from knownote.excerpt import answer_html, card_html
 from knownote.llm import OllamaChat
 from knownote.settings import Settings
 from knownote.store import Notebook, Store
-from ui_common import confirming, document_text, set_confirm
+from ui_common import ALREADY_DELETED, confirming, document_text, set_confirm
 
 CITATION_NOTE = (
     "A number such as [2] points to a passage the answer had in front of it: the material it "
@@ -118,9 +118,12 @@ def start_new_chat() -> None:
 
 
 def remove_chat(store: Store, chat_id: int) -> None:
-    delete_chat(store, chat_id)
     set_confirm(None)
     st.session_state["chat"] = None
+    try:
+        delete_chat(store, chat_id)
+    except NotFound:  # deleted meanwhile, in another window
+        st.session_state["flash"] = ("info", ALREADY_DELETED.format(what="chat"))
 
 
 def answer_live(
