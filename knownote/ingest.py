@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import PurePath
 
 from knownote.embed import Embedder, get_embedder
-from knownote.errors import FileTooLarge, KnowNoteError, ModelError, PasswordRequired
+from knownote.errors import FileTooLarge, KnowNoteError, ModelError, NotFound, PasswordRequired
 from knownote.extract import extract
 from knownote.settings import Settings
 from knownote.split import split
@@ -152,7 +152,10 @@ def import_file(
                 store.discard_file_if_unused(digest)
         report("store", 1, 1)
         if document_id is None:  # imported by someone else while we worked
-            return _duplicate(label, store.document_by_hash(notebook.id, digest).id, store)
+            existing = store.document_by_hash(notebook.id, digest)
+            if existing is None:  # ... and deleted again since
+                raise NotFound(f"{label} was imported and deleted in another window meanwhile.")
+            return _duplicate(label, existing.id, store)
         return ImportResult(
             file=label,
             status="imported",
