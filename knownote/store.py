@@ -169,7 +169,8 @@ class Store:
     def discard_file_if_unused(self, sha256: str) -> None:
         """Delete a kept file once no document refers to it any more.
 
-        Under the lock: an import keeps it from saving its file until its document commits.
+        Checked and deleted under the lock, which an import holds from saving its file until its
+        document commits, so a file about to be referred to is never deleted.
         """
         target = self.file_path(sha256)
         with self.lock:
