@@ -197,7 +197,7 @@ def show_answer(store: Store, answer: Answer) -> None:
     with right:
         for passage in cited:
             st.html(card(store, answer, passage))
-        if not cited:
+        if not cited and answer.text:  # an unanswered question has nothing to cite
             st.caption("The answer cites no passage.")
         uncited = [p for p in answer.passages if not p.cited]
         if uncited:
