@@ -175,14 +175,12 @@ def run_trial(
     return Trial(kill, killed_at, landed, committed, len(before - hashes), documents)
 
 
-def random_kills(n: int, total: float, store_seconds: float, seed: int) -> list[Kill]:
-    """Every third kill inside the store stage (from its report to the commit, `store_seconds`
-    long), the rest anywhere in the whole import."""
-    rng = random.Random(seed)
-    return [
-        Kill(rng.uniform(0, store_seconds), "store") if i % 3 == 2 else Kill(rng.uniform(0, total))
-        for i in range(n)
-    ]
+def random_kill(rng: random.Random, n: int, total: float, store_seconds: float) -> Kill:
+    """The n-th kill: every third inside the store stage (from its report to the commit,
+    `store_seconds` long), the others anywhere in the whole import (`total` seconds)."""
+    if n % 3 == 2:
+        return Kill(rng.uniform(0, store_seconds), "store")
+    return Kill(rng.uniform(0, total))
 
 
 def delete_imported(db: Path, notebook: str, filename: str) -> int:
