@@ -13,13 +13,13 @@ import streamlit as st
 
 from knownote.access import expected_password, password_matches
 from knownote.embed import Embedder, get_embedder
-from knownote.errors import KnowNoteError
+from knownote.errors import KnowNoteError, NotFound
 from knownote.excerpt import STYLE, escape_markdown
 from knownote.llm import EXAMPLE_MODEL, OllamaChat, connect
 from knownote.retrieve import MODES
 from knownote.settings import Settings
 from knownote.store import Notebook, Store
-from ui_common import confirming, set_confirm
+from ui_common import ALREADY_DELETED, confirming, set_confirm
 
 st.set_page_config(page_title="KnowNote", page_icon="📓", layout="wide")
 
@@ -172,8 +172,12 @@ def rename_notebook(store: Store, notebook: Notebook) -> None:
 
 
 def delete_notebook(store: Store, notebook: Notebook) -> None:
-    store.delete_notebook(notebook.id)
     set_confirm(None)
+    try:
+        store.delete_notebook(notebook.id)
+    except NotFound:  # deleted meanwhile, in another window
+        st.session_state["flash"] = ("info", ALREADY_DELETED.format(what="notebook"))
+        return
     shown = escape_markdown(notebook.name)
     st.session_state["flash"] = ("info", f"Deleted the notebook “{shown}”.")
 

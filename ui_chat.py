@@ -11,12 +11,12 @@ import streamlit as st
 from knownote.answer import Answer, SourcePassage, ask
 from knownote.chats import delete_chat, export_markdown, list_chats, load_chat
 from knownote.embed import Embedder
-from knownote.errors import KnowNoteError
+from knownote.errors import KnowNoteError, NotFound
 from knownote.excerpt import answer_html, card_html
 from knownote.llm import OllamaChat
 from knownote.settings import Settings
 from knownote.store import Notebook, Store
-from ui_common import confirming, document_text, set_confirm
+from ui_common import ALREADY_DELETED, confirming, document_text, set_confirm
 from ui_page import page_view
 
 CITATION_NOTE = (
@@ -123,9 +123,12 @@ def start_new_chat() -> None:
 
 
 def remove_chat(store: Store, chat_id: int) -> None:
-    delete_chat(store, chat_id)
     set_confirm(None)
     st.session_state["chat"] = None
+    try:
+        delete_chat(store, chat_id)
+    except NotFound:  # deleted meanwhile, in another window
+        st.session_state["flash"] = ("info", ALREADY_DELETED.format(what="chat"))
 
 
 def answer_live(
@@ -208,7 +211,7 @@ def show_answer(store: Store, answer: Answer) -> None:
         for passage in cited:
             st.html(card(store, answer, passage))
             page_view(store, answer.message_id or 0, passage, shown=True)
-        if not cited:
+        if not cited and answer.text:  # an unanswered question has nothing to cite
             st.caption("The answer cites no passage.")
         uncited = [p for p in answer.passages if not p.cited]
         if uncited:

@@ -7,6 +7,9 @@ import streamlit as st
 from knownote.errors import KnowNoteError
 from knownote.store import Store
 
+# Another browser window (a session of the same server) can delete what this one still shows.
+ALREADY_DELETED = "That {what} was already deleted, perhaps in another window."
+
 
 @st.cache_resource(max_entries=32, show_spinner=False)
 def document_text(db: str, document_id: int, _store: Store) -> str | None:

@@ -7,12 +7,13 @@ from collections.abc import Callable
 import streamlit as st
 
 from knownote.embed import Embedder
+from knownote.errors import NotFound
 from knownote.excerpt import escape_markdown, text_with_page_markers
 from knownote.extract import SUPPORTED
 from knownote.ingest import STAGES, ImportResult, import_file
 from knownote.settings import Settings
 from knownote.store import Document, Notebook, Store, sha256_hex
-from ui_common import confirming, document_text, set_confirm
+from ui_common import ALREADY_DELETED, confirming, document_text, set_confirm
 
 PAGES_PER_VIEW = 10
 CHARS_PER_VIEW = 60_000
@@ -224,6 +225,9 @@ def set_enabled(store: Store, document_id: int) -> None:
 
 
 def delete_document(store: Store, document_id: int) -> None:
-    store.delete_document(document_id)
-    document_text.clear()
     set_confirm(None)
+    try:
+        store.delete_document(document_id)
+    except NotFound:  # deleted meanwhile, in another window
+        st.session_state["flash"] = ("info", ALREADY_DELETED.format(what="source"))
+    document_text.clear()

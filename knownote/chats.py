@@ -50,6 +50,8 @@ def add_question(
 ) -> tuple[int, int]:
     """Save a question, creating the chat when `chat_id` is None. Returns (chat id, message id)."""
     with store.transaction() as db:
+        if not db.execute("SELECT 1 FROM notebooks WHERE id = ?", [notebook_id]).fetchone():
+            raise NotFound(f"The notebook {notebook_id} was deleted; the question was not saved.")
         if chat_id is None:
             (chat_id,) = db.execute(
                 "INSERT INTO chats (notebook_id, title) VALUES (?, ?) RETURNING id",
@@ -80,6 +82,8 @@ def add_answer(
 ) -> int:
     """Save an answer (its text as the model wrote it) and its passages in one transaction."""
     with store.transaction() as db:
+        if not db.execute("SELECT 1 FROM chats WHERE id = ?", [chat_id]).fetchone():
+            raise NotFound(f"The chat {chat_id} was deleted while it was being answered.")
         (message_id,) = db.execute(
             "INSERT INTO messages (chat_id, role, content, model, extractive, incomplete) "
             "VALUES (?, 'assistant', ?, ?, ?, ?) RETURNING id",

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import PurePath
 
 from knownote.embed import Embedder, get_embedder
-from knownote.errors import FileTooLarge, KnowNoteError, ModelError, PasswordRequired
+from knownote.errors import FileTooLarge, KnowNoteError, ModelError, NotFound, PasswordRequired
 from knownote.extract import extract
 from knownote.settings import Settings
 from knownote.split import split
@@ -133,25 +133,31 @@ def import_file(
             progress=lambda done, total: report("embed", done, total),
         )
         report("store", 0, 1)
-        store.save_file(data)
-        try:
-            document_id = store.add_document(
-                notebook_id=notebook.id,
-                title=extracted.title or label,
-                filename=label,
-                kind=extracted.kind,
-                sha256=digest,
-                text=text,
-                pages=pages,
-                passages=passages,
-                vectors=vectors,
-                warnings=extracted.warnings,
-            )
-        finally:
-            store.discard_file_if_unused(digest)
+        # Under the lock from saving the file to the commit, so that no other session's delete
+        # can discard the kept file in between.
+        with store.lock:
+            store.save_file(data)
+            try:
+                document_id = store.add_document(
+                    notebook_id=notebook.id,
+                    title=extracted.title or label,
+                    filename=label,
+                    kind=extracted.kind,
+                    sha256=digest,
+                    text=text,
+                    pages=pages,
+                    passages=passages,
+                    vectors=vectors,
+                    warnings=extracted.warnings,
+                )
+            finally:
+                store.discard_file_if_unused(digest)
         report("store", 1, 1)
         if document_id is None:  # imported by someone else while we worked
-            return _duplicate(label, store.document_by_hash(notebook.id, digest).id, store)
+            existing = store.document_by_hash(notebook.id, digest)
+            if existing is None:  # ... and deleted again since
+                raise NotFound(f"{label} was imported and deleted in another window meanwhile.")
+            return _duplicate(label, existing.id, store)
         return ImportResult(
             file=label,
             status="imported",

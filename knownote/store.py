@@ -105,8 +105,9 @@ class Store:
         except duckdb.IOException as e:
             if "lock" in str(e).lower():
                 raise DatabaseInUse(
-                    f"The database {db_path} is in use by another KnowNote process. "
-                    "Close the other app or command, or use another data folder (--db)."
+                    f"The database {db_path} is in use by another KnowNote process (the app "
+                    "or a knownote command). Close it and try again, or use another data "
+                    "folder (KNOWNOTE_HOME, or --db on the command line)."
                 ) from e
             raise KnowNoteError(f"Could not open the database {db_path}: {e}") from e
         store = cls(db, db_path)
@@ -166,12 +167,17 @@ class Store:
         return target.read_bytes()
 
     def discard_file_if_unused(self, sha256: str) -> None:
-        """Delete a kept file once no document refers to it any more."""
+        """Delete a kept file once no document refers to it any more.
+
+        Checked and deleted under the lock, which an import holds from saving its file until its
+        document commits, so a file about to be referred to is never deleted.
+        """
         target = self.file_path(sha256)
-        if target is not None and not self._one(
-            "SELECT 1 FROM documents WHERE sha256 = ?", [sha256]
-        ):
-            target.unlink(missing_ok=True)
+        with self.lock:
+            if target is not None and not self._one(
+                "SELECT 1 FROM documents WHERE sha256 = ?", [sha256]
+            ):
+                target.unlink(missing_ok=True)
 
     def remove_orphan_files(self) -> int:
         """Delete kept files no document refers to (left by a killed import).
@@ -326,15 +332,21 @@ class Store:
     ) -> int | None:
         """Store a document with all its passages in one transaction.
 
-        Returns the new document id, or None when the notebook already holds this file.
+        Returns the new document id, or None when the notebook already holds this file. Raises
+        NotFound when the notebook is gone (deleted by another session while the file was read).
         """
-        notebook = self.notebook(notebook_id)
-        if len(vectors) != len(passages) or (
-            len(passages) and vectors.shape[1] != notebook.embedding_dim
-        ):
-            raise ValueError("one vector of the notebook's dimension per passage is required")
-        table = vectors_table(notebook.embedding_dim)
         with self.transaction() as db:
+            row = db.execute(
+                "SELECT embedding_dim FROM notebooks WHERE id = ?", [notebook_id]
+            ).fetchone()
+            if row is None:
+                raise NotFound(
+                    f"The notebook {notebook_id} was deleted, so the file was not imported."
+                )
+            (dim,) = row
+            if len(vectors) != len(passages) or (len(passages) and vectors.shape[1] != dim):
+                raise ValueError("one vector of the notebook's dimension per passage is required")
+            table = vectors_table(dim)
             if db.execute(
                 "SELECT 1 FROM documents WHERE notebook_id = ? AND sha256 = ?",
                 [notebook_id, sha256],

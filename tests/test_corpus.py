@@ -5,18 +5,15 @@ For every imported document the offset invariants hold on the stored rows.
 
 from __future__ import annotations
 
-import itertools
 import re
 
-import numpy as np
 import pytest
 
 from knownote.ingest import import_file
 from knownote.settings import Settings
 from knownote.store import Store
-from knownote.tokenize import term_counts
 from tests.conftest import DOCS
-from tests.invariants import assert_spans_valid
+from tests.invariants import assert_document_invariants
 
 PASSWORDS = {"enc_password_openpassword.pdf": "openpassword", "enc_password_test_4p.pdf": "test"}
 MUST_FAIL = {
@@ -63,37 +60,6 @@ def test_corpus_file_imports_or_fails_as_expected(corpus_store, path):
     result = run_import(corpus_store, path, password=PASSWORDS.get(path.name))
     assert result.status == "imported", result.error
     assert_document_invariants(store, result.document_id, settings.passage_size)
-
-
-def assert_document_invariants(store: Store, document_id: int, size: int) -> None:
-    text = store.document_text(document_id)
-    passages = store.passages(document_id)
-    pages = store.pages(document_id)
-    assert passages, "an imported document has passages"
-    assert [p.idx for p in passages] == list(range(len(passages)))
-    for p in passages:
-        assert p.text == text[p.start : p.end]
-    assert_spans_valid(text, [(p.start, p.end) for p in passages], size)
-    if pages:
-        assert [pg.number for pg in pages] == list(range(1, len(pages) + 1))
-        assert all(a.end <= b.start for a, b in itertools.pairwise(pages))
-        by_number = {pg.number: pg for pg in pages}
-        for p in passages:
-            assert by_number[p.page_start].start <= p.start < by_number[p.page_start].end
-            assert by_number[p.page_end].start < p.end <= by_number[p.page_end].end
-    vectors = store.vectors(document_id)
-    assert vectors.shape[0] == len(passages)
-    assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-4)
-    stored_terms = dict(
-        ((pid, term), tf)
-        for pid, term, tf in store.db.execute(
-            "SELECT t.passage_id, t.term, t.tf FROM passage_terms t JOIN passages p "
-            "ON p.id = t.passage_id WHERE p.document_id = ?",
-            [document_id],
-        ).fetchall()
-    )
-    expected = {(p.id, term): tf for p in passages for term, tf in term_counts(p.text).items()}
-    assert stored_terms == expected
 
 
 def _sha(path):
