@@ -100,7 +100,7 @@ def assert_document_invariants(
         "WHERE p.document_id = ? ORDER BY p.idx",
         [document_id],
     ).fetchall()
-    assert np.array_equal(np.array(codes, dtype=np.uint64), binary_codes(vectors))
+    assert np.array_equal(np.array(codes, dtype=np.int64), binary_codes(vectors))
     stored_terms = {
         (pid, term): tf
         for pid, term, tf in store.db.execute(

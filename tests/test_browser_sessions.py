@@ -212,6 +212,7 @@ def test_a_server_killed_mid_answer_reopens_the_chat_with_the_question(app: App)
         expect(page.get_by_role("heading", name="Shared")).to_be_visible(timeout=120_000)
         page.locator('[data-testid="stRadio"] label').filter(has_text="Chat").click()
         page.get_by_role("button", name="New chat").click()
+        expect(page.locator(".kn-card")).to_have_count(0, timeout=30_000)
         ask(page, "Where is the horizon hidden?")
         page.locator(".kn-answer").filter(has_text="optical illusion").last.wait_for(
             timeout=ANSWER_TIMEOUT
