@@ -19,10 +19,13 @@ def page_images(
     end: int,
     zoom: float,
     password: str | None,
+    whole_page: bool,
     _store: Store,
 ) -> list[PageImage]:
     """Rendered once per passage; reruns reuse the PNGs (errors are not cached)."""
-    return passage_pages(_store, document_id, start, end, zoom=zoom, password=password)
+    return passage_pages(
+        _store, document_id, start, end, zoom=zoom, password=password, whole_page=whole_page
+    )
 
 
 def passwords() -> dict[int, str]:
@@ -43,9 +46,10 @@ def page_view(store: Store, message_id: int, passage: SourcePassage, *, shown: b
     key = f"{message_id}_{passage.n}"
     if not st.toggle("Show on page", value=shown, key=f"on_page_{key}"):
         return
-    try:
+
+    def render(whole_page: bool) -> list[PageImage]:
         with st.spinner("Rendering the page…"):
-            images = page_images(
+            return page_images(
                 str(store.path),
                 document.id,
                 document.sha256,
@@ -53,22 +57,23 @@ def page_view(store: Store, message_id: int, passage: SourcePassage, *, shown: b
                 passage.end,
                 DEFAULT_ZOOM,
                 passwords().get(document.id),
+                whole_page,
                 store,
             )
+
+    try:
+        for i, image in enumerate(render(whole_page=False)):
+            st.image(
+                image.crop_png,
+                caption=f"p. {image.page} of the PDF: the cited passage is highlighted",
+                width="stretch",
+            )
+            if st.toggle(f"Whole page {image.page}", key=f"whole_{key}_{image.page}"):
+                st.image(render(whole_page=True)[i].png, width="stretch")
     except PasswordRequired as e:
         ask_password(document.id, key, str(e))
-        return
     except KnowNoteError as e:
         st.caption(f"⚠ {e}")
-        return
-    for image in images:
-        st.image(
-            image.crop_png,
-            caption=f"p. {image.page} of the PDF: the cited passage is highlighted",
-            width="stretch",
-        )
-        if st.toggle(f"Whole page {image.page}", key=f"whole_{key}_{image.page}"):
-            st.image(image.png, width="stretch")
 
 
 def ask_password(document_id: int, key: str, message: str) -> None:

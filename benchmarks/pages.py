@@ -5,8 +5,9 @@
 For each PDF (default: a few from ../shared/corpus: two-column papers, a three-column register,
 vertical Japanese, a 50-page form with tables) and each of its first 12 pages, renders the page
 with its first 300 characters highlighted, exactly as the app does (`pdfpage.render_page`):
-once cold (glyph map, rendering and two PNG encodings, caches cleared) and once warm (the glyph
-map and the rendered page come from the cache; only the highlight and the PNGs are made).
+once cold (glyph map, rendering and the PNG of the crop around the highlight, caches cleared) and
+once warm (the glyph map and the rendered page come from the cache; only the highlight and the
+crop's PNG are made). The whole page is encoded only when the user asks for it, as in the app.
 Prints the median and the slowest cold and warm times per PDF (target: well under a second).
 
 With --check-all it also counts, over every page of every PDF in ../shared/corpus/docs/pdf, the
@@ -56,7 +57,7 @@ def measure(path: Path, zoom: float) -> tuple[list[float], list[float]]:
                 continue
 
             def render(stored: str = stored, number: int = index + 1) -> None:
-                pdfpage.render_page(doc, path.name, number, stored, 0, 300, zoom)
+                pdfpage.render_page(doc, path.name, number, stored, 0, 300, zoom, whole_page=False)
 
             pdfpage.clear_caches()
             cold.append(timed_ms(render))

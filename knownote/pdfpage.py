@@ -288,7 +288,7 @@ class PageImage:
     """One page of a cited passage: the page with the passage painted, and a crop around it."""
 
     page: int  # 1-based page number
-    png: bytes  # the whole page
+    png: bytes | None  # the whole page; None when not asked for (encoding it is half the work)
     width: int
     height: int
     crop_png: bytes  # the part of the page around the highlight, so it is in view
@@ -337,7 +337,14 @@ def _crop_box(rects: Sequence[Box], width: int, height: int) -> Box:
 
 
 def render_page(
-    doc: pymupdf.Document, key: str, page_no: int, stored: str, start: int, end: int, zoom: float
+    doc: pymupdf.Document,
+    key: str,
+    page_no: int,
+    stored: str,
+    start: int,
+    end: int,
+    zoom: float,
+    whole_page: bool = True,
 ) -> PageImage:
     """Page `page_no` (1-based) with `stored[start:end]` highlighted, `stored` being its text."""
     page = doc.load_page(page_no - 1)
@@ -355,7 +362,7 @@ def render_page(
     crop = _crop_box(rects, pix.width, pix.height)
     return PageImage(
         page=page_no,
-        png=_png(image),
+        png=_png(image) if whole_page else None,
         width=pix.width,
         height=pix.height,
         crop_png=_png(image[crop[1] : crop[3], crop[0] : crop[2]]),
@@ -373,8 +380,11 @@ def passage_pages(
     *,
     zoom: float = DEFAULT_ZOOM,
     password: str | None = None,
+    whole_page: bool = True,
 ) -> list[PageImage]:
     """Every page that `text[start:end]` of a PDF document touches, with those glyphs painted.
+
+    With `whole_page` False only the crop around the highlight is encoded as PNG.
 
     Raises NotFound (no such document, not a PDF, original gone), PasswordRequired (encrypted
     PDF without its password) or PageMismatch (the page no longer reads as the stored text).
@@ -393,7 +403,9 @@ def passage_pages(
             lo, hi = max(start, p.start) - p.start, min(end, p.end) - p.start
             if text[p.start + lo : p.start + hi].strip():
                 stored = text[p.start : p.end]
-                images.append(render_page(doc, document.sha256, p.number, stored, lo, hi, zoom))
+                images.append(
+                    render_page(doc, document.sha256, p.number, stored, lo, hi, zoom, whole_page)
+                )
     return images
 
 

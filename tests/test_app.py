@@ -289,3 +289,7 @@ def test_cited_pdf_pages_of_an_encrypted_pdf_ask_for_its_password_again(home: Pa
     images = at.get("image")
     assert images
     assert "the cited passage is highlighted" in str(images[0].proto)
+    shown = len(images)
+    next(t for t in at.toggle if t.key.startswith("whole_")).set_value(True).run()
+    assert not at.exception
+    assert len(at.get("image")) == shown + 1  # the whole page below its crop

@@ -258,6 +258,15 @@ def test_a_passage_over_a_page_break_is_highlighted_on_both_pages(store, importe
         assert x1 - x0 >= image.width // 2 and y1 - y0 >= image.height // 3
 
 
+def test_without_the_whole_page_only_the_crop_is_encoded(store, imported):
+    document_id = imported("docs/pdf/paper_dpr_2004.04906_2col.pdf")
+    passage = store.passages(document_id)[5]
+    whole = passage_pages(store, document_id, passage.start, passage.end)
+    crops = passage_pages(store, document_id, passage.start, passage.end, whole_page=False)
+    assert [i.png for i in crops] == [None] * len(whole)
+    assert [i.crop_png for i in crops] == [i.crop_png for i in whole]
+
+
 def test_an_encrypted_pdf_asks_for_its_password(store, imported):
     document_id = imported("docs/pdf/enc_password_test_4p.pdf", "test")
     passage = store.passages(document_id)[0]
