@@ -263,8 +263,9 @@ def cmd_page(args: argparse.Namespace, store: Store, settings: Settings) -> int:
                         "height": image.height, "glyphs": len(image.rects)})  # fmt: skip
     if args.json:
         emit_json(written)
-    for item in [] if args.json else written:
-        print(f"page {item['page']}: {item['file']} ({item['glyphs']} glyphs highlighted)")
+    else:
+        for item in written:
+            print(f"page {item['page']}: {item['file']} ({item['glyphs']} glyphs highlighted)")
     return 0
 
 
