@@ -19,7 +19,7 @@ from knownote.llm import EXAMPLE_MODEL, OllamaChat, connect
 from knownote.retrieve import MODES
 from knownote.settings import Settings
 from knownote.store import Notebook, Store
-from ui_common import ALREADY_DELETED, confirming, set_confirm
+from knownote.ui.common import ALREADY_DELETED, confirming, set_confirm
 
 st.set_page_config(page_title="KnowNote", page_icon="📓", layout="wide")
 
@@ -264,11 +264,11 @@ def main() -> None:
     )
     # The views import the extraction and answer libraries; the first paint does not wait.
     if view == "Sources":
-        from ui_sources import sources_view
+        from knownote.ui.sources import sources_view
 
         sources_view(store, notebook, settings, cached_embedder)
     else:
-        from ui_chat import chat_view
+        from knownote.ui.chat import chat_view
 
         chat_view(
             store,

@@ -13,7 +13,7 @@ from knownote.extract import SUPPORTED
 from knownote.ingest import STAGES, ImportResult, import_file
 from knownote.settings import Settings
 from knownote.store import Document, Notebook, Store, sha256_hex
-from ui_common import ALREADY_DELETED, confirming, document_text, set_confirm
+from knownote.ui.common import ALREADY_DELETED, confirming, document_text, set_confirm
 
 PAGES_PER_VIEW = 10
 CHARS_PER_VIEW = 60_000

@@ -16,8 +16,8 @@ from knownote.excerpt import answer_html, card_html
 from knownote.llm import OllamaChat
 from knownote.settings import Settings
 from knownote.store import Notebook, Store
-from ui_common import ALREADY_DELETED, confirming, document_text, set_confirm
-from ui_page import page_view
+from knownote.ui.common import ALREADY_DELETED, confirming, document_text, set_confirm
+from knownote.ui.page import page_view
 
 CITATION_NOTE = (
     "A number such as [2] points to a passage the answer had in front of it: the material it "
