@@ -23,7 +23,7 @@ from tests.conftest import corpus_file
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = str(ROOT / "app.py")
-TIMEOUT = 120  # the first import loads the embedding model
+TIMEOUT = int(os.environ.get("KNOWNOTE_APPTEST_TIMEOUT", "120"))  # the first import loads the model
 
 NOTES = (
     "Dense passage retrieval encodes questions and passages as vectors.\n\n"
@@ -179,7 +179,7 @@ def test_encrypted_pdf_asks_for_its_password_and_retries(home: Path):
     upload(at, ("locked.pdf", data, "application/pdf"))
     assert "is encrypted" in texts(at)
     password = next(t for t in at.text_input if t.key.startswith("pdf_password_"))
-    password.set_value("test").run()
+    password.set_value("test")  # a form: the value goes with the submit
     next(b for b in at.button if b.key.startswith("retry_")).click().run()
     assert not at.exception
     assert "✓ locked\\.pdf: 4 pages" in texts(at)
@@ -273,7 +273,7 @@ def test_cited_pdf_pages_of_an_encrypted_pdf_ask_for_its_password_again(home: Pa
     data = corpus_file("docs/pdf/enc_password_test_4p.pdf").read_bytes()
     at = create_notebook(start(home))
     upload(at, ("locked.pdf", data, "application/pdf"))
-    next(t for t in at.text_input if t.key.startswith("pdf_password_")).set_value("test").run()
+    next(t for t in at.text_input if t.key.startswith("pdf_password_")).set_value("test")
     next(b for b in at.button if b.key.startswith("retry_")).click().run()
     at.radio(key="view").set_value("Chat").run()
     at.chat_input(key="question").set_value("How do I back up files?").run()
@@ -293,3 +293,34 @@ def test_cited_pdf_pages_of_an_encrypted_pdf_ask_for_its_password_again(home: Pa
     next(t for t in at.toggle if t.key.startswith("whole_")).set_value(True).run()
     assert not at.exception
     assert len(at.get("image")) == shown + 1  # the whole page below its crop
+
+
+def test_an_encrypted_pdf_is_one_calm_prompt_and_a_wrong_password_says_so(home: Path):
+    data = corpus_file("docs/pdf/enc_password_test_4p.pdf").read_bytes()
+    at = create_notebook(start(home))
+    upload(at, ("locked.pdf", data, "application/pdf"))
+    assert not at.error  # no red failure beside the prompt
+    assert texts(at).count("locked\\.pdf") == 1
+    next(t for t in at.text_input if t.key.startswith("pdf_password_")).set_value("nope")
+    next(b for b in at.button if b.key.startswith("retry_")).click().run()
+    assert "That password is wrong" in texts(at)
+    assert not store_for(home).documents(store_for(home).notebooks()[0].id)
+
+
+def test_sources_can_be_filtered_by_name_sorted_and_paged(home: Path):
+    at = create_notebook(start(home))
+    files = [(f"note-{i:02}.txt", f"Note number {i}. {'x' * i}".encode(), "") for i in range(33)]
+    upload(at, *files, ("alpha.md", b"# Alpha\n\nThe first letter.", ""))
+    at.button(key="dismiss_results").click().run()
+    assert len(titles(at)) == 30 and titles(at)[0] == "**Alpha**"  # newest first, one page
+    at.button(key="show_more_sources").click().run()
+    assert len(titles(at)) == 34
+    at.text_input(key="source_filter").set_value("NOTE-1").run()
+    assert titles(at) == [f"**note\\-{i}\\.txt**" for i in range(19, 9, -1)]
+    at.selectbox(key="source_sort").set_value("Largest first").run()
+    at.text_input(key="source_filter").set_value("").run()
+    assert titles(at)[0] == "**note\\-32\\.txt**"
+
+
+def titles(at: AppTest) -> list[str]:
+    return [m.value for m in at.markdown if m.value.startswith("**")]

@@ -17,6 +17,13 @@ from knownote.ui.common import ALREADY_DELETED, confirming, document_text, set_c
 
 PAGES_PER_VIEW = 10
 CHARS_PER_VIEW = 60_000
+SOURCES_PER_VIEW = 30
+SORTS = {
+    "Newest first": lambda d: -d.id,
+    "Oldest first": lambda d: d.id,
+    "Name": lambda d: (d.title.casefold(), d.id),
+    "Largest first": lambda d: (-d.n_chars, d.id),
+}
 STAGE_LABELS = {
     "extract": "Extracting text",
     "split": "Splitting into passages",
@@ -51,8 +58,40 @@ def sources_view(
         return
     enabled = sum(d.enabled for d in documents)
     st.subheader(f"{count(len(documents), 'source')} · {enabled} used in answers", anchor=False)
-    for document in documents:
+    for document in find_and_sort(documents):
         document_row(store, document)
+
+
+def find_and_sort(documents: list[Document]) -> list[Document]:
+    """A name filter and a sort over the sources, and the first page of what matches."""
+    if len(documents) < 2:
+        return documents
+    left, right = st.columns([3, 2], vertical_alignment="bottom")
+    wanted = left.text_input(
+        "Find a source", key="source_filter", placeholder="Part of a title or file name"
+    )
+    order = right.selectbox("Sort by", list(SORTS), key="source_sort")
+    words = wanted.casefold().split()
+    matching = [
+        d for d in documents if all(w in f"{d.title} {d.filename}".casefold() for w in words)
+    ]
+    matching.sort(key=SORTS[order])
+    shown = st.session_state.get("sources_shown", SOURCES_PER_VIEW)
+    if not matching:
+        st.caption("No source matches.")
+    elif len(matching) > shown:
+        st.caption(f"Showing {shown:,} of {len(matching):,}. Narrow them with the filter, or:")
+        st.button(
+            f"Show {min(SOURCES_PER_VIEW, len(matching) - shown):,} more",
+            key="show_more_sources",
+            on_click=show_more_sources,
+        )
+    return matching[:shown]
+
+
+def show_more_sources() -> None:
+    shown = st.session_state.get("sources_shown", SOURCES_PER_VIEW)
+    st.session_state["sources_shown"] = shown + SOURCES_PER_VIEW
 
 
 def import_with_progress(
@@ -88,6 +127,8 @@ def import_with_progress(
         )
         state = "error" if result.status == "failed" else "complete"
         label = escape_markdown(f"{result.file}: {result.status}")
+        if result.needs_password:
+            state, label = "complete", escape_markdown(f"{result.file}: needs its password")
         status.update(label=label, state=state, expanded=False)
     if result.needs_password:
         locked = st.session_state.setdefault("locked", {})
@@ -114,6 +155,8 @@ def show_import_results(
                 )
             elif result.status == "duplicate":
                 st.markdown(f"• {name}: already in this notebook")
+            elif result.needs_password:
+                pass  # the password form below says it, once
             else:
                 st.error(escape_markdown(f"{result.file}: {result.error}"))
             for warning in result.warnings:
@@ -134,14 +177,24 @@ def unlock_form(
     name: str,
     data: bytes,
 ) -> None:
-    """A password field and a retry button for one encrypted PDF (its bytes are kept)."""
+    """A password field and a retry button for one encrypted PDF (its bytes are kept).
+
+    A form, so that Enter in the field imports as the button does.
+    """
     st.markdown(f"🔒 {escape_markdown(name)} is encrypted. Enter its password to import it.")
-    left, right = st.columns([3, 1], vertical_alignment="bottom")
-    password = left.text_input("Password", type="password", key=f"pdf_password_{token[:16]}")
-    if right.button("Import", key=f"retry_{token[:16]}"):
+    if token in st.session_state.setdefault("password_tried", set()):
+        st.warning("That password is wrong: check it and try again.")
+    with st.form(key=f"unlock_{token[:16]}", border=False):
+        left, right = st.columns([3, 1], vertical_alignment="bottom")
+        password = left.text_input("Password", type="password", key=f"pdf_password_{token[:16]}")
+        submitted = right.form_submit_button("Import", key=f"retry_{token[:16]}")
+    if submitted:
         result = import_with_progress(store, notebook, settings, embedder, name, data, password)
-        if not result.needs_password:
+        if result.needs_password:
+            st.session_state["password_tried"].add(token)
+        else:
             st.session_state["locked"].pop(token, None)
+            st.session_state["password_tried"].discard(token)
         results = st.session_state.get("import_results") or []
         st.session_state["import_results"] = [
             result if r.file == result.file else r for r in results
