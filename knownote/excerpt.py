@@ -34,6 +34,7 @@ STYLE = """<style>
 .kn-answer p{margin:0 0 .6rem 0;line-height:1.55}
 .kn-answer a.kn-cite{text-decoration:none;font-weight:600;font-size:.85em;color:#1d4ed8}
 .kn-answer a.kn-cite:hover{text-decoration:underline}
+[data-testid="stCaptionContainer"]{opacity:1;color:rgba(49,51,63,.75)}
 </style>"""
 
 
@@ -98,7 +99,7 @@ def excerpt_html(text: str, start: int, end: int, context: int = CONTEXT) -> str
     """The escaped excerpt with exactly `text[start:end]` in a `<mark>`."""
     part = excerpt(text, start, end, context)
     return (
-        '<div class="kn-excerpt">'
+        '<div class="kn-excerpt" tabindex="0">'
         + (ELLIPSIS if part.cut_before else "")
         + html.escape(part.before)
         + "<mark>"
@@ -148,7 +149,7 @@ def card_html(
     if stale or document_text is None:
         body = (
             f'<div class="kn-stale">{html.escape(STALE)}</div>'
-            f'<div class="kn-excerpt">{html.escape(passage_text)}</div>'
+            f'<div class="kn-excerpt" tabindex="0">{html.escape(passage_text)}</div>'
         )
     else:
         body = excerpt_html(document_text, start, end, context)

@@ -117,7 +117,7 @@ def test_long_context_is_cut_with_ellipses():
     text = "word " * 200 + "TARGET" + " word" * 200
     start = text.index("TARGET")
     html = excerpt_html(text, start, start + 6, context=50)
-    assert html.startswith('<div class="kn-excerpt">…')
+    assert html.startswith('<div class="kn-excerpt" tabindex="0">…')
     assert html.endswith("…</div>")
     assert marked(html) == "TARGET"
 

@@ -63,13 +63,22 @@ def page_view(store: Store, message_id: int, passage: SourcePassage, *, shown: b
 
     try:
         for i, image in enumerate(render(whole_page=False)):
+            what = (
+                f"passage [{passage.n}] of {document.title}, characters "
+                f"{passage.start:,}–{passage.end:,}, highlighted"
+            )
             st.image(
                 image.crop_png,
                 caption=f"p. {image.page} of the PDF: the cited passage is highlighted",
+                alt=f"Part of page {image.page} showing {what}",
                 width="stretch",
             )
             if st.toggle(f"Whole page {image.page}", key=f"whole_{key}_{image.page}"):
-                st.image(render(whole_page=True)[i].png, width="stretch")
+                st.image(
+                    render(whole_page=True)[i].png,
+                    alt=f"Page {image.page} showing {what}",
+                    width="stretch",
+                )
     except PasswordRequired as e:
         ask_password(document.id, key, str(e))
     except KnowNoteError as e:
