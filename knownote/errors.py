@@ -63,3 +63,7 @@ class DamagedArchive(KnowNoteError):
 
 class DiskFull(KnowNoteError):
     """The disk ran out of space; what was being written was not kept."""
+
+
+class ExtractionTimeout(UnreadableFile):
+    """Reading the file took longer than the time limit (it may be built to hang readers)."""
