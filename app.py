@@ -19,6 +19,7 @@ from knownote.llm import EXAMPLE_MODEL, OllamaChat, connect
 from knownote.retrieve import MODES
 from knownote.settings import Settings
 from knownote.store import Notebook, Store
+from knownote.ui.archive import archive_sidebar
 from knownote.ui.common import ALREADY_DELETED, confirming, set_confirm
 
 st.set_page_config(page_title="KnowNote", page_icon="📓", layout="wide")
@@ -137,6 +138,7 @@ def notebook_sidebar(store: Store, settings: Settings) -> Notebook | None:
                     on_click=set_confirm,
                     args=(("notebook", current.id),),
                 )
+    archive_sidebar(store, settings, current)
     return current
 
 

@@ -329,6 +329,57 @@ def cmd_eval(args: argparse.Namespace, store: Store | None, settings: Settings) 
     return 0
 
 
+def cmd_export_notebook(args: argparse.Namespace, store: Store, settings: Settings) -> int:
+    from knownote.archive import export_notebook
+
+    notebook = find_notebook(store, args.notebook)
+    result = export_notebook(store, notebook.id, args.file)
+    print(
+        f"wrote {args.file}: notebook “{result.name}”, {result.documents} documents, "
+        f"{result.chats} chats, {result.bytes:,} bytes"
+    )
+    return 0
+
+
+def cmd_import_notebook(args: argparse.Namespace, store: Store, settings: Settings) -> int:
+    from knownote.archive import import_notebook
+
+    result = import_notebook(
+        store, args.file, name=args.name, max_bytes=settings.max_archive_mb * 1024 * 1024
+    )
+    print(
+        f"imported notebook “{result.name}” (notebook {result.notebook_id}): "
+        f"{result.documents} documents, {result.chats} chats, every row checked against the "
+        "archive's digests"
+    )
+    return 0
+
+
+def cmd_check(args: argparse.Namespace, store: Store, settings: Settings) -> int:
+    from knownote.check import check_store
+
+    checked, problems = check_store(store)
+    if args.json:
+        emit_json({"documents": checked, "problems": problems})
+    elif problems:
+        print(f"{len(problems)} problems in {store.path} ({checked} documents checked):")
+        for problem in problems:
+            print(f"- {problem}")
+    else:
+        print(f"{store.path}: {checked} documents checked, every one whole; no orphan rows; "
+              "one intact kept file per document.")  # fmt: skip
+    return 1 if problems else 0
+
+
+def cmd_backup(args: argparse.Namespace, store: Store, settings: Settings) -> int:
+    from knownote.backup import backup
+
+    result = backup(store, args.dir)
+    print(f"backed up {result.documents} documents and {result.files} kept files to "
+          f"{result.folder} ({result.bytes:,} bytes); checked: no problems")  # fmt: skip
+    return 0
+
+
 def parse_ids(value: str) -> list[int]:
     try:
         return [int(part) for part in value.split(",") if part.strip()]
@@ -408,6 +459,24 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-questions", type=int, help="only the first N questions")
     p.add_argument("--json", action="store_true")
     p.set_defaults(run=cmd_eval, needs_store=False)  # it builds its own scratch database
+
+    p = sub.add_parser("export-notebook", help="write a notebook to one .knownote archive file")
+    p.add_argument("notebook", help="notebook name (or number)")
+    p.add_argument("file", type=Path, metavar="FILE.knownote")
+    p.set_defaults(run=cmd_export_notebook)
+
+    p = sub.add_parser("import-notebook", help="import a .knownote archive as a new notebook")
+    p.add_argument("file", type=Path, metavar="FILE.knownote")
+    p.add_argument("--as", dest="name", metavar="NAME", help="name of the new notebook")
+    p.set_defaults(run=cmd_import_notebook)
+
+    p = sub.add_parser("check", help="verify the whole database and the kept original files")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(run=cmd_check)
+
+    p = sub.add_parser("backup", help="write a checked copy of the data folder into DIR")
+    p.add_argument("dir", type=Path, metavar="DIR")
+    p.set_defaults(run=cmd_backup)
 
     return parser
 

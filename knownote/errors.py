@@ -55,3 +55,15 @@ class LLMTimeout(ModelError):
 
 class StreamInterrupted(ModelError):
     """The answer stopped before it was finished; the caller keeps what arrived."""
+
+
+class DamagedArchive(KnowNoteError):
+    """A notebook archive is not one KnowNote wrote, or it was damaged or altered since."""
+
+
+class DiskFull(KnowNoteError):
+    """The disk ran out of space; what was being written was not kept."""
+
+
+class ExtractionTimeout(UnreadableFile):
+    """Reading the file took longer than the time limit (it may be built to hang readers)."""

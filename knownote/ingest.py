@@ -9,10 +9,10 @@ from pathlib import PurePath
 
 from knownote.embed import Embedder, get_embedder
 from knownote.errors import FileTooLarge, KnowNoteError, ModelError, NotFound, PasswordRequired
-from knownote.extract import extract
 from knownote.settings import Settings
 from knownote.split import split
 from knownote.store import NewPassage, Notebook, Page, Store, sha256_hex
+from knownote.timelimit import extract_with_time_limit
 from knownote.tokenize import term_counts
 
 # progress(file name, stage, done, total); stages: extract, split, embed, store.
@@ -99,12 +99,13 @@ def import_file(
         if existing is not None:
             return _duplicate(label, existing.id, store)
         report("extract", 0, 1)
-        extracted = extract(
+        extracted = extract_with_time_limit(
             data,
             label,
             password=password,
             max_chars=settings.max_text_chars,
             max_pages=settings.max_pages,
+            seconds=settings.max_extract_seconds,
         )
         report("split", 0, 1)
         text = extracted.text

@@ -6,11 +6,34 @@ import os
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 
+from knownote.errors import KnowNoteError
+
 DEFAULT_EMBEDDING_MODEL = "all-MiniLM-L6-v2"
 
 
 def _home() -> Path:
     return Path(os.environ.get("KNOWNOTE_HOME") or Path.home() / ".knownote").expanduser()
+
+
+def _number(name: str, default: float, kind: type) -> float:
+    raw = os.environ.get(name)
+    if not raw:
+        return default
+    try:
+        value = kind(raw)
+    except ValueError:
+        raise KnowNoteError(f"{name}={raw!r} is not a number; set it to one.") from None
+    if value <= 0:
+        raise KnowNoteError(f"{name}={raw!r} must be more than 0.")
+    return value
+
+
+def _int_env(name: str, default: int) -> int:
+    return int(_number(name, default, int))
+
+
+def _float_env(name: str, default: float) -> float:
+    return float(_number(name, default, float))
 
 
 @dataclass(frozen=True)
@@ -44,13 +67,32 @@ class Settings:
     )
     k: int = field(default=8, metadata={"help": "Passages retrieved and shown to the model."})
     max_file_mb: int = field(
-        default=200, metadata={"help": "Largest file accepted for import, in MB."}
+        default_factory=lambda: _int_env("KNOWNOTE_MAX_FILE_MB", 200),
+        metadata={"help": "Largest file accepted for import, in MB (env KNOWNOTE_MAX_FILE_MB)."},
     )
     max_text_chars: int = field(
-        default=20_000_000, metadata={"help": "Largest extracted text accepted, in characters."}
+        default_factory=lambda: _int_env("KNOWNOTE_MAX_TEXT_CHARS", 20_000_000),
+        metadata={
+            "help": "Largest extracted text accepted, in characters (env KNOWNOTE_MAX_TEXT_CHARS)."
+        },
     )
     max_pages: int = field(
-        default=5000, metadata={"help": "Most pages (or slides, chapters) per file."}
+        default_factory=lambda: _int_env("KNOWNOTE_MAX_PAGES", 5000),
+        metadata={"help": "Most pages (or slides, chapters) per file (env KNOWNOTE_MAX_PAGES)."},
+    )
+    max_archive_mb: int = field(
+        default_factory=lambda: _int_env("KNOWNOTE_MAX_ARCHIVE_MB", 4096),
+        metadata={
+            "help": "Most a notebook archive may unpack to, in MB (env KNOWNOTE_MAX_ARCHIVE_MB)."
+        },
+    )
+    max_extract_seconds: float = field(
+        default_factory=lambda: _float_env("KNOWNOTE_MAX_EXTRACT_SECONDS", 60.0),
+        metadata={
+            "help": "Seconds extraction may spend on one page, slide or part of a file before "
+            "the file is refused; a file gets this per page it has "
+            "(env KNOWNOTE_MAX_EXTRACT_SECONDS)."
+        },
     )
 
     @property

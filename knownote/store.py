@@ -82,6 +82,16 @@ def vectors_table(dim: int) -> str:
     return f"vectors_{int(dim)}"
 
 
+def ensure_vectors_table(db: duckdb.DuckDBPyConnection, dim: int) -> str:
+    """Create the vectors table of that dimension when missing; return its name."""
+    table = vectors_table(dim)
+    db.execute(
+        f"CREATE TABLE IF NOT EXISTS {table} "
+        f"(passage_id BIGINT PRIMARY KEY, embedding FLOAT[{int(dim)}] NOT NULL)"
+    )
+    return table
+
+
 def sha256_hex(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
@@ -428,10 +438,7 @@ class Store:
                 "embedding": pa.FixedSizeListArray.from_arrays(flat, dim),
             }
         )
-        db.execute(
-            f"CREATE TABLE IF NOT EXISTS {table} "
-            f"(passage_id BIGINT PRIMARY KEY, embedding FLOAT[{dim}] NOT NULL)"
-        )
+        ensure_vectors_table(db, dim)
         db.register("new_passages", passage_rows)
         db.register("new_terms", term_rows)
         db.register("new_vectors", vector_rows)
