@@ -13,7 +13,7 @@ from knownote.chats import export_markdown
 from knownote.embed import get_embedder
 from knownote.errors import KnowNoteError, NotFound
 from knownote.ingest import clean_filename, get_or_create_notebook, import_file
-from knownote.llm import connect
+from knownote.servers import connect
 from knownote.settings import Settings
 from knownote.store import Notebook, Store
 
@@ -220,6 +220,8 @@ def cmd_ask(args: argparse.Namespace, store: Store, settings: Settings) -> int:
             for p in result.citations:
                 where = ", ".join(part for part in (p.title, p.pages, p.chars) if part)
                 print(f"[{p.n}] {where}")
+    if len(result.searched) > 1:
+        print(f"knownote: searched for “{result.searched[1]}” and the question", file=sys.stderr)
     if result.notice:
         print(f"knownote: {result.notice}", file=sys.stderr)
     print(
@@ -270,18 +272,21 @@ def cmd_page(args: argparse.Namespace, store: Store, settings: Settings) -> int:
 
 
 def cmd_search(args: argparse.Namespace, store: Store, settings: Settings) -> int:
-    from knownote.retrieve import search
+    from knownote.followup import search_queries
 
     notebook = find_notebook(store, args.notebook)
-    hits = search(
+    found = search_queries(
         store,
         get_embedder(notebook.embedding_model),
         notebook.id,
-        args.query,
+        [args.query],
         k=args.k,
         mode=args.mode,
         document_ids=args.documents,
     )
+    hits = found.hits
+    if found.note:  # the embedding server is down: keywords only
+        print(f"knownote: {found.note}", file=sys.stderr)
     if args.json:
         emit_json([hit.as_dict() for hit in hits])
     elif not hits:
@@ -367,7 +372,11 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("ask", help="answer a question from a notebook, with citations")
     p.add_argument("notebook", help="notebook name (or number)")
     p.add_argument("question")
-    p.add_argument("--model", help="Ollama model (default: the first installed one)")
+    p.add_argument(
+        "--model",
+        help="Ollama model, or openai:NAME on the OpenAI-compatible server (default: the first "
+        "one listed)",
+    )
     p.add_argument("-k", type=int, default=8, help="passages put in front of the model")
     p.add_argument("--chat", type=parse_id, help="continue this chat (a follow-up question)")
     p.add_argument("--json", action="store_true")

@@ -55,3 +55,7 @@ class LLMTimeout(ModelError):
 
 class StreamInterrupted(ModelError):
     """The answer stopped before it was finished; the caller keeps what arrived."""
+
+
+class EmbeddingUnavailable(ModelError):
+    """The notebook's embedding server cannot embed text right now."""
