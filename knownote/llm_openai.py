@@ -204,10 +204,8 @@ class OpenAIChat:
                             f"The answer reached the length limit of {model} and was cut off."
                         )
                     return
-            if received:
-                raise StreamInterrupted(
-                    f"The server at {self.host} closed the answer before it was finished."
-                )
+            if received:  # the body ended without a finish reason
+                raise self._dropped()
             raise ModelError(f"The server at {self.host} closed the answer before it began.")
         except openai.APITimeoutError as e:
             if received:
