@@ -35,6 +35,13 @@ def _unit(vectors: np.ndarray) -> np.ndarray:
     return (vectors / np.where(norms == 0, 1.0, norms)).astype(np.float32)
 
 
+def _pooled(vector: list) -> np.ndarray:
+    """One vector per text. llama-cpp-python's server returns one per token for a model without
+    a pooling layer (a chat model's GGUF); those are averaged."""
+    array = np.asarray(vector, dtype=np.float32)
+    return array.mean(axis=0) if array.ndim == 2 else array
+
+
 class ServerEmbedder:
     """Normalised float32 embeddings from an embedding model on a server."""
 
@@ -103,7 +110,10 @@ class ServerEmbedder:
                     f"({e.status_code}: {error_text(e)})."
                 ) from e
             vectors = [item.embedding for item in sorted(reply.data, key=lambda d: d.index)]
-        array = np.asarray(vectors, dtype=np.float32)
+        try:
+            array = np.stack([_pooled(v) for v in vectors]) if vectors else np.zeros((0, 0))
+        except ValueError as e:  # vectors of different lengths
+            raise ModelError(f"The server at {self.host} returned uneven embeddings ({e}).") from e
         if array.ndim != 2 or len(array) != len(texts):
             raise ModelError(
                 f"The server at {self.host} returned {len(array)} embeddings for {len(texts)} "
