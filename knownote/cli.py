@@ -334,6 +334,44 @@ def cmd_eval(args: argparse.Namespace, store: Store | None, settings: Settings) 
     return 0
 
 
+def cmd_eval_answers(args: argparse.Namespace, store: Store | None, settings: Settings) -> int:
+    from knownote.eval_answers import evaluate_answers
+    from knownote.evaluate import load_squad, stderr_progress
+
+    dataset = load_squad(args.dataset, args.max_questions)
+    client, model = None, None
+    if not args.quoted:
+        client, models, status = connect(settings)
+        model = args.model or (models[0] if models else None)
+        if model is None or (args.model and args.model not in models):
+            listed = ", ".join(models) or "none"
+            raise KnowNoteError(
+                f"{status or ''} No model {args.model or ''} to answer with (listed: {listed}). "
+                "Name one with --model, or measure the quoted answers with --quoted.".strip()
+            )
+        print(f"knownote: answering with {model}", file=sys.stderr)
+    report = evaluate_answers(
+        dataset,
+        get_embedder(settings.embedding_model),
+        settings,
+        llm=client,
+        model=model,
+        k=args.k,
+        progress=stderr_progress,
+    )
+    if args.json:
+        emit_json(report.as_dict())
+        return 0
+    print(
+        f"{args.dataset.name}: {report.questions} questions, k={report.k}, answers by "
+        f"{report.model}" + (f", {report.skipped} questions skipped" if report.skipped else "")
+    )
+    for name, value in report.figures.items():
+        shown = "n/a" if value is None else f"{value:.3f}"
+        print(f"  {name:<20} {shown:>8}")
+    return 0
+
+
 def parse_ids(value: str) -> list[int]:
     try:
         return [int(part) for part in value.split(",") if part.strip()]
@@ -417,6 +455,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-questions", type=int, help="only the first N questions")
     p.add_argument("--json", action="store_true")
     p.set_defaults(run=cmd_eval, needs_store=False)  # it builds its own scratch database
+
+    p = sub.add_parser("eval-answers", help="measure written answers on a SQuAD-format set")
+    p.add_argument("dataset", type=Path, metavar="DATASET.json")
+    which = p.add_mutually_exclusive_group()
+    which.add_argument("--model", help="answer model (default: the first one listed)")
+    which.add_argument("--quoted", action="store_true", help="measure the quoted answers")
+    p.add_argument("-k", type=int, default=8, help="passages put in front of the model")
+    p.add_argument("--max-questions", type=int, help="only the first N questions")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(run=cmd_eval_answers, needs_store=False)
 
     return parser
 
