@@ -15,8 +15,9 @@ from knownote.access import expected_password, password_matches
 from knownote.embed import Embedder, get_embedder
 from knownote.errors import KnowNoteError, NotFound
 from knownote.excerpt import STYLE, escape_markdown
-from knownote.llm import EXAMPLE_MODEL, OllamaChat, connect
+from knownote.llm import EXAMPLE_MODEL
 from knownote.retrieve import MODES
+from knownote.servers import AnswerServers, connect
 from knownote.settings import Settings
 from knownote.store import Notebook, Store
 from knownote.ui.archive import archive_sidebar
@@ -45,9 +46,25 @@ def cached_embedder(name: str) -> Embedder:
 
 
 @st.cache_resource(ttl=60, show_spinner=False)
-def ollama(host: str, _settings: Settings) -> tuple[OllamaChat | None, list[str], str | None]:
-    """The answer model server, looked up at most once a minute (or on "Check again")."""
+def ollama(
+    host: str, _settings: Settings, base_url: str = ""
+) -> tuple[AnswerServers | None, list[str], str | None]:
+    """The answer model servers, looked up at most once a minute (or on "Check again")."""
     return connect(_settings)
+
+
+def with_secrets(settings: Settings) -> Settings:
+    """The OpenAI-compatible server's address and key may come from Streamlit secrets too."""
+    secrets = app_secrets()
+    changes = {
+        name: str(secrets[key])
+        for key, name in (
+            ("KNOWNOTE_OPENAI_BASE_URL", "openai_base_url"),
+            ("KNOWNOTE_OPENAI_API_KEY", "openai_api_key"),
+        )
+        if not getattr(settings, name) and secrets.get(key)
+    }
+    return settings.with_(**changes) if changes else settings
 
 
 def app_secrets() -> dict[str, object]:
@@ -184,13 +201,17 @@ def delete_notebook(store: Store, notebook: Notebook) -> None:
     st.session_state["flash"] = ("info", f"Deleted the notebook “{shown}”.")
 
 
-def model_sidebar(settings: Settings) -> tuple[OllamaChat | None, str | None]:
-    """The answer model: a picker when Ollama answers, else how to start it."""
+def model_sidebar(settings: Settings) -> tuple[AnswerServers | None, str | None]:
+    """The answer model: a picker when a server answers, else how to start one."""
     st.subheader("Answer model", anchor=False)
-    client, models, status = ollama(settings.ollama_host, settings)
+    settings = with_secrets(settings)
+    client, models, status = ollama(settings.ollama_host, settings, settings.openai_base_url)
     if client is not None and models:
-        model = st.selectbox("Ollama model", models, key="model")
-        st.caption(f"Connected to {settings.ollama_host}")
+        label = "Ollama model" if client.openai is None else "Model"
+        model = st.selectbox(label, models, key="model", format_func=client.label)
+        st.caption(f"Connected to {client.host}")  # addresses only: the key is never shown
+        if status:
+            st.caption(status)
         return client, model
     if client is None:
         st.write("Not connected: answering with quoted passages")

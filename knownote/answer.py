@@ -20,8 +20,11 @@ from knownote import chats
 from knownote.cite import Answer, SourcePassage, normalize_marks, parse_citations, strip_marks
 from knownote.embed import Embedder
 from knownote.errors import KnowNoteError, ModelError, StreamInterrupted
-from knownote.llm import EXAMPLE_MODEL, OllamaChat, num_ctx_for
-from knownote.retrieve import Hit, search
+from knownote.followup import queries_for, search_queries
+from knownote.llm import ANSWER_ROOM, EXAMPLE_MODEL, OllamaChat, num_ctx_for
+from knownote.repetition import RepetitionCut
+from knownote.retrieve import Hit
+from knownote.servers import AnswerServers
 from knownote.settings import Settings
 from knownote.store import Store
 from knownote.tokenize import tokenize
@@ -62,6 +65,11 @@ NO_PASSAGES = (
     "the chosen scope. Import documents, enable them or widen the scope, then ask again."
 )
 NO_CITATIONS = "The model cited none of the passages; the passages it was given are listed."
+LEFT_OUT = (
+    "{dropped} of the {total} passages found were left out to fit the model's context of "
+    "{limit:,} tokens."
+)
+REPEATED = "The model began repeating itself; the answer was cut there."
 
 HISTORY_TURNS = 3  # earlier turns shown to the model
 HISTORY_CHARS = 1500  # of each earlier answer
@@ -73,6 +81,7 @@ KEYWORD_WEIGHT = 0.3  # keyword overlap (0..1) added to the cosine similarity
 RANK_PENALTY = 0.02  # per place a passage is below the top one
 
 TokenCallback = Callable[[str], None]
+Chat = OllamaChat | AnswerServers
 
 
 # --- prompts --------------------------------------------------------------------------------
@@ -108,18 +117,19 @@ def _shorten(text: str, limit: int = HISTORY_CHARS) -> str:
 
 
 def _fit(
-    llm: OllamaChat,
+    llm: Chat,
     model: str,
     question: str,
     passages: list[SourcePassage],
     history: list[Answer],
 ) -> tuple[list[dict], list[SourcePassage], int]:
     """Messages, the passages kept and num_ctx, so the prompt fits the model's context: earlier
-    turns go first, then the lowest-ranked passages. Nothing is cut silently by Ollama."""
+    turns go first, then the lowest-ranked passages. Nothing is cut silently by the server."""
     limit = llm.context_length(model)
+    room = llm.room(model) if isinstance(llm, AnswerServers) else ANSWER_ROOM
     while True:
         messages = build_messages(question, passages, history)
-        need = num_ctx_for(messages)
+        need = num_ctx_for(messages, answer_tokens=room)
         if limit is None or need <= limit or (not history and len(passages) <= 1):
             return messages, passages, min(need, limit) if limit else need
         if history:
@@ -134,7 +144,7 @@ def _without_thinking(text: str) -> str:
 
 
 def standalone_query(
-    question: str, history: Sequence[Answer], llm: OllamaChat | None, model: str | None
+    question: str, history: Sequence[Answer], llm: Chat | None, model: str | None
 ) -> str:
     """The search query for a follow-up: rewritten by the model from the earlier turns (the
     question itself when that fails), or, without a model, the previous question and the
@@ -143,7 +153,7 @@ def standalone_query(
 
 
 def _rewrite(
-    question: str, history: Sequence[Answer], llm: OllamaChat | None, model: str | None
+    question: str, history: Sequence[Answer], llm: Chat | None, model: str | None
 ) -> tuple[str, ModelError | None]:
     """standalone_query, plus the model's failure when it could not answer."""
     earlier = [turn for turn in history if turn.question][-HISTORY_TURNS:]
@@ -395,7 +405,7 @@ def ask(
     notebook_id: int,
     question: str,
     *,
-    llm: OllamaChat | None,
+    llm: Chat | None,
     model: str | None,
     settings: Settings,
     k: int = 8,
@@ -411,8 +421,9 @@ def ask(
         embedder: the notebook's embedding model.
         notebook_id: the notebook to answer from.
         question: the user's question.
-        llm: an Ollama client, or None for an extractive answer.
-        model: the Ollama model to use (None: extractive answer).
+        llm: the answer servers (or one Ollama client), or None for an extractive answer.
+        model: the model to use, `openai:NAME` on the OpenAI-compatible server (None:
+            extractive answer).
         settings: the settings (the Ollama address named when no model is connected).
         k: how many passages to retrieve and put in front of the model.
         mode: the search mode ("hybrid", "vector" or "keyword").
@@ -423,7 +434,8 @@ def ask(
     Returns:
         The Answer with its passages, saved in the chat; `chat_id` and `message_id` are set.
         If the model fails before it says anything, the answer is extractive and `notice` says
-        why; if it fails midway, the partial text is kept with `incomplete=True`.
+        why; if it fails midway, the partial text is kept with `incomplete=True`. A follow-up
+        searches the question and the model's rewrite of it; `searched` lists both.
     """
     question = question.strip()
     if not question:
@@ -438,10 +450,20 @@ def ask(
     query, failure = _rewrite(question, history, llm if model else None, model)
     if failure is not None:  # the model cannot answer now either: search as without one
         query = standalone_query(question, history, None, None)
-    hits = search(store, embedder, notebook_id, query, k=k, mode=mode, document_ids=document_ids)
+    earlier = [t for turn in history[-HISTORY_TURNS:] for t in (turn.question, turn.text)]
+    found = search_queries(
+        store,
+        embedder,
+        notebook_id,
+        queries_for(question, query, earlier),
+        k=k,
+        mode=mode,
+        document_ids=document_ids,
+    )
+    hits = found.hits
     # The question is saved before the answer starts, so a crash mid-answer keeps it.
     chat_id, _ = chats.add_question(store, notebook_id, chat_id, question)
-    record = Turn(store, chat_id, question, on_token)
+    record = Turn(store, chat_id, question, on_token, found.queries, found.note)
     if not hits:
         return record.save(NO_PASSAGES, (), model=None, extractive=False, notice=None)
     passages = _sources(hits)
@@ -453,7 +475,7 @@ def ask(
             return _written(record, llm, model, question, passages, history[-HISTORY_TURNS:])
         except ModelError as e:  # failed before saying anything: quote the sources instead
             notice = f"{e} {QUOTED_INSTEAD}"
-    text, cited = extractive_answer(embedder, query, hits, _document_texts(store, hits))
+    text, cited = extractive_answer(embedder, found.queries[-1], hits, _document_texts(store, hits))
     answer = record.save(
         text, _mark_cited(passages, cited), model=None, extractive=True, notice=notice
     )
@@ -464,23 +486,31 @@ def ask(
 
 def _written(
     record: Turn,
-    llm: OllamaChat,
+    llm: Chat,
     model: str,
     question: str,
     passages: list[SourcePassage],
     history: list[Answer],
 ) -> Answer:
+    found = len(passages)
     messages, passages, num_ctx = _fit(llm, model, question, passages, history)
+    left_out = None
+    if len(passages) < found:
+        left_out = LEFT_OUT.format(dropped=found - len(passages), total=found, limit=num_ctx)
     received: list[str] = []
+    cut = RepetitionCut()
     stream = llm.stream(model, messages, num_ctx)
     try:
         for piece in stream:
             received.append(piece)
             if record.on_token:
                 record.on_token(piece)
+            if cut.repeated("".join(received)):
+                text = cut.text
+                return record.save_model_text(text, passages, model, False, REPEATED, left_out)
     except StreamInterrupted as e:
         notice = f"{e} What arrived is kept and marked incomplete."
-        return record.save_model_text("".join(received), passages, model, True, notice)
+        return record.save_model_text("".join(received), passages, model, True, notice, left_out)
     except ModelError:
         if received:  # cannot happen by llm's rule; kept so no text is ever lost
             return record.save_model_text("".join(received), passages, model, True, None)
@@ -492,7 +522,7 @@ def _written(
         raise
     finally:
         stream.close()
-    return record.save_model_text("".join(received), passages, model, False, None)
+    return record.save_model_text("".join(received), passages, model, False, None, left_out)
 
 
 @dataclass(frozen=True)
@@ -503,6 +533,8 @@ class Turn:
     chat_id: int
     question: str
     on_token: TokenCallback | None
+    searched: tuple[str, ...] = ()
+    search_note: str | None = None  # the search fell back to keywords
 
     def save_model_text(
         self,
@@ -511,11 +543,14 @@ class Turn:
         model: str,
         incomplete: bool,
         notice: str | None,
+        left_out: str | None = None,
     ) -> Answer:
         raw = _without_thinking(raw)
         _, cited, _ = normalize_marks(raw, len(passages))
         if not cited and raw and not incomplete:
-            notice = NO_CITATIONS
+            notice = " ".join(n for n in (NO_CITATIONS, notice) if n)
+        if left_out:
+            notice = " ".join(n for n in (notice, left_out) if n)
         return self.save(
             raw,
             _mark_cited(passages, set(cited)),
@@ -545,6 +580,8 @@ class Turn:
             passages=passages,
         )
         text, _, dropped = normalize_marks(raw, len(passages))
+        if self.search_note:
+            notice = " ".join(n for n in (self.search_note, notice) if n)
         return Answer(
             question=self.question,
             text=text,
@@ -556,4 +593,5 @@ class Turn:
             message_id=message_id,
             dropped_marks=dropped,
             notice=notice,
+            searched=self.searched,
         )

@@ -74,6 +74,7 @@ class Answer:
     message_id: int | None = None
     dropped_marks: int = 0
     notice: str | None = None
+    searched: tuple[str, ...] = ()  # the queries searched: the question, and a rewrite of it
 
     @property
     def citations(self) -> tuple[SourcePassage, ...]:
@@ -97,6 +98,7 @@ class Answer:
             "message_id": self.message_id,
             "notice": self.notice,
             "dropped_marks": self.dropped_marks,
+            "searched": list(self.searched),
             "citations": citations,
             "passages": [p.as_dict() for p in self.passages],
         }

@@ -13,7 +13,7 @@ from knownote.chats import export_markdown
 from knownote.embed import get_embedder
 from knownote.errors import KnowNoteError, NotFound
 from knownote.ingest import clean_filename, get_or_create_notebook, import_file
-from knownote.llm import connect
+from knownote.servers import connect
 from knownote.settings import Settings
 from knownote.store import Notebook, Store
 
@@ -220,6 +220,8 @@ def cmd_ask(args: argparse.Namespace, store: Store, settings: Settings) -> int:
             for p in result.citations:
                 where = ", ".join(part for part in (p.title, p.pages, p.chars) if part)
                 print(f"[{p.n}] {where}")
+    if len(result.searched) > 1:
+        print(f"knownote: searched for “{result.searched[1]}” and the question", file=sys.stderr)
     if result.notice:
         print(f"knownote: {result.notice}", file=sys.stderr)
     print(
@@ -270,18 +272,21 @@ def cmd_page(args: argparse.Namespace, store: Store, settings: Settings) -> int:
 
 
 def cmd_search(args: argparse.Namespace, store: Store, settings: Settings) -> int:
-    from knownote.retrieve import search
+    from knownote.followup import search_queries
 
     notebook = find_notebook(store, args.notebook)
-    hits = search(
+    found = search_queries(
         store,
         get_embedder(notebook.embedding_model),
         notebook.id,
-        args.query,
+        [args.query],
         k=args.k,
         mode=args.mode,
         document_ids=args.documents,
     )
+    hits = found.hits
+    if found.note:  # the embedding server is down: keywords only
+        print(f"knownote: {found.note}", file=sys.stderr)
     if args.json:
         emit_json([hit.as_dict() for hit in hits])
     elif not hits:
@@ -377,6 +382,43 @@ def cmd_backup(args: argparse.Namespace, store: Store, settings: Settings) -> in
     result = backup(store, args.dir)
     print(f"backed up {result.documents} documents and {result.files} kept files to "
           f"{result.folder} ({result.bytes:,} bytes); checked: no problems")  # fmt: skip
+
+
+def cmd_eval_answers(args: argparse.Namespace, store: Store | None, settings: Settings) -> int:
+    from knownote.eval_answers import evaluate_answers
+    from knownote.evaluate import load_squad, stderr_progress
+
+    dataset = load_squad(args.dataset, args.max_questions)
+    client, model = None, None
+    if not args.quoted:
+        client, models, status = connect(settings)
+        model = args.model or (models[0] if models else None)
+        if model is None or (args.model and args.model not in models):
+            listed = ", ".join(models) or "none"
+            raise KnowNoteError(
+                f"{status or ''} No model {args.model or ''} to answer with (listed: {listed}). "
+                "Name one with --model, or measure the quoted answers with --quoted.".strip()
+            )
+        print(f"knownote: answering with {model}", file=sys.stderr)
+    report = evaluate_answers(
+        dataset,
+        get_embedder(settings.embedding_model),
+        settings,
+        llm=client,
+        model=model,
+        k=args.k,
+        progress=stderr_progress,
+    )
+    if args.json:
+        emit_json(report.as_dict())
+        return 0
+    print(
+        f"{args.dataset.name}: {report.questions} questions, k={report.k}, answers by "
+        f"{report.model}" + (f", {report.skipped} questions skipped" if report.skipped else "")
+    )
+    for name, value in report.figures.items():
+        shown = "n/a" if value is None else f"{value:.3f}"
+        print(f"  {name:<20} {shown:>8}")
     return 0
 
 
@@ -418,7 +460,11 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("ask", help="answer a question from a notebook, with citations")
     p.add_argument("notebook", help="notebook name (or number)")
     p.add_argument("question")
-    p.add_argument("--model", help="Ollama model (default: the first installed one)")
+    p.add_argument(
+        "--model",
+        help="Ollama model, or openai:NAME on the OpenAI-compatible server (default: the first "
+        "one listed)",
+    )
     p.add_argument("-k", type=int, default=8, help="passages put in front of the model")
     p.add_argument("--chat", type=parse_id, help="continue this chat (a follow-up question)")
     p.add_argument("--json", action="store_true")
@@ -477,6 +523,15 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("backup", help="write a checked copy of the data folder into DIR")
     p.add_argument("dir", type=Path, metavar="DIR")
     p.set_defaults(run=cmd_backup)
+    p = sub.add_parser("eval-answers", help="measure written answers on a SQuAD-format set")
+    p.add_argument("dataset", type=Path, metavar="DATASET.json")
+    which = p.add_mutually_exclusive_group()
+    which.add_argument("--model", help="answer model (default: the first one listed)")
+    which.add_argument("--quoted", action="store_true", help="measure the quoted answers")
+    p.add_argument("-k", type=int, default=8, help="passages put in front of the model")
+    p.add_argument("--max-questions", type=int, help="only the first N questions")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(run=cmd_eval_answers, needs_store=False)
 
     return parser
 

@@ -123,5 +123,10 @@ def get_embedder(name: str = DEFAULT_EMBEDDING_MODEL) -> SentenceTransformerEmbe
     """The process-wide embedder for `name` (the model itself loads on first use)."""
     with _cache_lock:
         if name not in _cache:
-            _cache[name] = SentenceTransformerEmbedder(name)
+            if name.startswith(("ollama:", "openai:")):  # a model on a server
+                from knownote.embed_server import ServerEmbedder
+
+                _cache[name] = ServerEmbedder(name)
+            else:
+                _cache[name] = SentenceTransformerEmbedder(name)
         return _cache[name]

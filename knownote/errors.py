@@ -67,3 +67,7 @@ class DiskFull(KnowNoteError):
 
 class ExtractionTimeout(UnreadableFile):
     """Reading the file took longer than the time limit (it may be built to hang readers)."""
+
+
+class EmbeddingUnavailable(ModelError):
+    """The notebook's embedding server cannot embed text right now."""

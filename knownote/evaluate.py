@@ -41,6 +41,7 @@ class Question:
     context: int  # index into Dataset.contexts
     start: int
     end: int
+    answers: tuple[str, ...] = ()  # every gold answer text (the first is at [start, end))
 
 
 @dataclass(frozen=True)
@@ -114,7 +115,10 @@ def load_squad(path: Path, max_questions: int | None = None) -> Dataset:
                 if start is None:
                     skipped += 1
                     continue
-                kept.append(Question(qa["question"], len(contexts), start, start + len(answer)))
+                golds = tuple(dict.fromkeys(a["text"] for a in answers if a.get("text")))
+                kept.append(
+                    Question(qa["question"], len(contexts), start, start + len(answer), golds)
+                )
             if kept:
                 questions.extend(kept)
                 contexts.append(Context(title, text))

@@ -53,6 +53,37 @@ class Settings:
             "(env KNOWNOTE_OLLAMA_TIMEOUT)."
         },
     )
+    openai_base_url: str = field(
+        default_factory=lambda: os.environ.get("KNOWNOTE_OPENAI_BASE_URL") or "",
+        metadata={
+            "help": "Address of an OpenAI-compatible answer server such as llama.cpp's "
+            "llama-server, LM Studio or vLLM, e.g. http://127.0.0.1:8080/v1; empty: none "
+            "(env KNOWNOTE_OPENAI_BASE_URL)."
+        },
+    )
+    openai_api_key: str = field(
+        default_factory=lambda: os.environ.get("KNOWNOTE_OPENAI_API_KEY") or "",
+        repr=False,  # never printed, logged or stored; sent only to openai_base_url
+        metadata={
+            "help": "API key of the OpenAI-compatible server, if it wants one "
+            "(env KNOWNOTE_OPENAI_API_KEY, or the app's Streamlit secrets)."
+        },
+    )
+    openai_context: int = field(
+        default_factory=lambda: int(os.environ.get("KNOWNOTE_OPENAI_CONTEXT") or 0),
+        metadata={
+            "help": "Context size in tokens of the OpenAI-compatible server's models, when the "
+            "server does not report it (llama.cpp's /props does); 0: ask the server, else "
+            "4096 (env KNOWNOTE_OPENAI_CONTEXT)."
+        },
+    )
+    max_answer_tokens: int = field(
+        default_factory=lambda: int(os.environ.get("KNOWNOTE_MAX_ANSWER_TOKENS") or 1024),
+        metadata={
+            "help": "Longest written answer, in tokens, asked of an OpenAI-compatible server "
+            "(env KNOWNOTE_MAX_ANSWER_TOKENS)."
+        },
+    )
     embedding_model: str = field(
         default_factory=lambda: (
             os.environ.get("KNOWNOTE_EMBEDDING_MODEL") or DEFAULT_EMBEDDING_MODEL

@@ -50,3 +50,12 @@ def embedder():
 @pytest.fixture
 def notebook(store: Store, embedder):
     return store.create_notebook("Test notebook", embedder.name, embedder.dim)
+
+
+@pytest.fixture(scope="session")
+def llama_server(tmp_path_factory):
+    """The real engine (llama-cpp-python's server with SmolLM2), started once per test run."""
+    from tests.llama_server import LlamaServer
+
+    with LlamaServer(tmp_path_factory.mktemp("llama")) as server:
+        yield server

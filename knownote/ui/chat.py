@@ -12,8 +12,8 @@ from knownote.answer import Answer, SourcePassage, ask
 from knownote.chats import delete_chat, export_markdown, list_chats, load_chat
 from knownote.embed import Embedder
 from knownote.errors import KnowNoteError, NotFound
-from knownote.excerpt import answer_html, card_html
-from knownote.llm import OllamaChat
+from knownote.excerpt import answer_html, card_html, escape_markdown
+from knownote.servers import AnswerServers
 from knownote.settings import Settings
 from knownote.store import Notebook, Store
 from knownote.ui.common import ALREADY_DELETED, confirming, document_text, set_confirm
@@ -31,7 +31,7 @@ def chat_view(
     settings: Settings,
     *,
     embedder: Callable[[], Embedder],
-    llm: OllamaChat | None,
+    llm: AnswerServers | None,
     model: str | None,
     mode: str,
 ) -> None:
@@ -75,6 +75,8 @@ def chat_view(
             # Why the model fell short is not saved with the answer: keep it for this session.
             if answer.notice and llm is not None and answer.message_id is not None:
                 st.session_state.setdefault("notices", {})[answer.message_id] = answer.notice
+            if len(answer.searched) > 1 and answer.message_id is not None:
+                st.session_state.setdefault("searched", {})[answer.message_id] = answer.searched
             st.rerun()
 
 
@@ -137,7 +139,7 @@ def answer_live(
     settings: Settings,
     question: str,
     embedder: Callable[[], Embedder],
-    llm: OllamaChat | None,
+    llm: AnswerServers | None,
     model: str | None,
     mode: str,
     document_ids: list[int],
@@ -202,6 +204,9 @@ def show_answer(store: Store, answer: Answer) -> None:
                 st.warning(answer.notice or "This answer stopped before it was finished.")
             elif answer.notice and not answer.extractive:
                 st.caption(answer.notice)
+            searched = st.session_state.get("searched", {}).get(answer.message_id)
+            if searched:
+                st.caption(f"Searched for: {escape_markdown(searched[1])}, and the question")
             if answer.dropped_marks:
                 st.caption(
                     f"The answer also cited {answer.dropped_marks} passage number(s) it was not "

@@ -1,0 +1,94 @@
+"""Every reachable answer server behind the one interface the answer code uses.
+
+Ollama's models keep their plain names; the OpenAI-compatible server's are named
+`openai:NAME`, so a saved answer says which server wrote it and one picker can list both.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from knownote.errors import LLMUnavailable, ModelNotInstalled
+from knownote.llm import ANSWER_ROOM, OllamaChat
+from knownote.llm import connect as connect_ollama
+from knownote.llm_openai import PREFIX, OpenAIChat
+from knownote.settings import Settings
+
+
+class AnswerServers:
+    """The Ollama server and the OpenAI-compatible one, either of which may be absent."""
+
+    def __init__(self, ollama: OllamaChat | None, openai: OpenAIChat | None) -> None:
+        self.ollama = ollama
+        self.openai = openai
+        self.host = " and ".join(s.host for s in (ollama, openai) if s is not None)
+        self.answer_room = ANSWER_ROOM
+
+    def _server(self, model: str) -> tuple[OllamaChat | OpenAIChat, str]:
+        if model.startswith(PREFIX):
+            if self.openai is None:
+                raise LLMUnavailable(
+                    f"The model {model} is on an OpenAI-compatible server, and none is set up or "
+                    "answering. Set KNOWNOTE_OPENAI_BASE_URL, or choose another model."
+                )
+            return self.openai, model.removeprefix(PREFIX)
+        if self.ollama is None:
+            raise ModelNotInstalled(
+                f"No Ollama server answers, so the model {model} cannot be used. Start Ollama, "
+                f"or choose a model of the OpenAI-compatible server ({PREFIX}NAME)."
+            )
+        return self.ollama, model
+
+    def room(self, model: str) -> int:
+        """Tokens to keep free for the answer with this model."""
+        if model.startswith(PREFIX) and self.openai is not None:
+            return self.openai.answer_room
+        return ANSWER_ROOM
+
+    def label(self, model: str) -> str:
+        """The model with the server it runs on, for the picker."""
+        if model.startswith(PREFIX):
+            return f"{model.removeprefix(PREFIX)} · OpenAI-compatible server"
+        return f"{model} · Ollama"
+
+    def context_length(self, model: str) -> int | None:
+        try:
+            server, name = self._server(model)
+        except (LLMUnavailable, ModelNotInstalled):
+            return None  # the chat call that follows reports it
+        return server.context_length(name)
+
+    def stream(self, model: str, messages: list[dict], num_ctx: int) -> Iterator[str]:
+        server, name = self._server(model)
+        return server.stream(name, messages, num_ctx)
+
+    def complete(self, model: str, messages: list[dict], num_ctx: int) -> str:
+        server, name = self._server(model)
+        return server.complete(name, messages, num_ctx)
+
+
+def connect(settings: Settings) -> tuple[AnswerServers | None, list[str], str | None]:
+    """Reach every configured answer server, like `knownote.llm.connect` does for Ollama.
+
+    Returns:
+        (servers, model names, status line). The servers are None when none answers. Models of
+        the OpenAI-compatible server carry the `openai:` prefix. The status says what is wrong
+        when no model can be used, and is None when some model can.
+    """
+    ollama, models, status = connect_ollama(settings)
+    if not settings.openai_base_url:
+        return (AnswerServers(ollama, None) if ollama else None), models, status
+    other = OpenAIChat.from_settings(settings)
+    try:
+        models = models + [PREFIX + name for name in other.models()]
+    except LLMUnavailable as e:
+        if ollama is None:
+            return None, [], f"{status} {e}"
+        return AnswerServers(ollama, None), models, status if not models else None
+    if not models:
+        return (
+            AnswerServers(ollama, other),
+            [],
+            (f"The server at {other.host} lists no models. Load one there, then reload."),
+        )
+    return AnswerServers(ollama, other), models, None
