@@ -14,7 +14,7 @@ from typing import Protocol
 import numpy as np
 
 from knownote.errors import ModelError
-from knownote.settings import DEFAULT_EMBEDDING_MODEL
+from knownote.settings import DEFAULT_EMBEDDING_MODEL, Settings
 
 Progress = Callable[[int, int], None]
 
@@ -43,6 +43,20 @@ def model_location(name: str) -> str:
     return name
 
 
+def use_onnx() -> bool:
+    """Whether the packaged model runs through ONNX Runtime (see the embedding_backend setting)."""
+    backend = Settings().embedding_backend
+    if backend not in ("auto", "onnx", "torch"):
+        raise ModelError(
+            f"Unknown embedding backend “{backend}”; use auto, onnx or torch "
+            "(KNOWNOTE_EMBEDDING_BACKEND)."
+        )
+    if backend == "auto":
+        # Checked without importing torch: NVIDIA's driver shows itself under /proc.
+        return not Path("/proc/driver/nvidia/gpus").is_dir()
+    return backend == "onnx"
+
+
 class SentenceTransformerEmbedder:
     """Normalised float32 embeddings from a sentence-transformers model."""
 
@@ -68,7 +82,8 @@ class SentenceTransformerEmbedder:
         from sentence_transformers import SentenceTransformer
 
         try:
-            return SentenceTransformer(location, device="cpu")
+            # No device given: sentence-transformers takes a GPU when torch sees one.
+            return SentenceTransformer(location)
         except (OSError, ValueError) as e:
             raise ModelError(
                 f"The embedding model “{self.name}” could not be loaded ({e}). "
@@ -115,11 +130,11 @@ class SentenceTransformerEmbedder:
         return vector[0].astype(np.float32, copy=False)
 
 
-_cache: dict[str, SentenceTransformerEmbedder] = {}
+_cache: dict[str, Embedder] = {}
 _cache_lock = threading.Lock()
 
 
-def get_embedder(name: str = DEFAULT_EMBEDDING_MODEL) -> SentenceTransformerEmbedder:
+def get_embedder(name: str = DEFAULT_EMBEDDING_MODEL) -> Embedder:
     """The process-wide embedder for `name` (the model itself loads on first use)."""
     with _cache_lock:
         if name not in _cache:
@@ -127,6 +142,10 @@ def get_embedder(name: str = DEFAULT_EMBEDDING_MODEL) -> SentenceTransformerEmbe
                 from knownote.embed_server import ServerEmbedder
 
                 _cache[name] = ServerEmbedder(name)
+            elif name in _PACKAGED and use_onnx():
+                from knownote.embed_onnx import packaged_onnx_embedder
+
+                _cache[name] = packaged_onnx_embedder(name)
             else:
                 _cache[name] = SentenceTransformerEmbedder(name)
         return _cache[name]

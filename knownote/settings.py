@@ -90,6 +90,24 @@ class Settings:
         ),
         metadata={"help": "sentence-transformers model name or local path used for new notebooks."},
     )
+    embedding_backend: str = field(
+        default_factory=lambda: os.environ.get("KNOWNOTE_EMBEDDING_BACKEND") or "auto",
+        metadata={
+            "help": "How the packaged model runs: auto (ONNX Runtime on the CPU, "
+            "sentence-transformers when an NVIDIA GPU is visible), onnx, or torch "
+            "(sentence-transformers, on a GPU when torch sees one). Other models always use "
+            "sentence-transformers (env KNOWNOTE_EMBEDDING_BACKEND)."
+        },
+    )
+    model_cache: Path = field(
+        default_factory=lambda: Path(
+            os.environ.get("KNOWNOTE_MODEL_CACHE") or _home() / "models"
+        ).expanduser(),
+        metadata={
+            "help": "Folder of the ONNX copy of the packaged model, made once on first use "
+            "(env KNOWNOTE_MODEL_CACHE; default: models/ in the data folder)."
+        },
+    )
     passage_size: int = field(
         default=500, metadata={"help": "Target passage length in characters."}
     )

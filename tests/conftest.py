@@ -3,11 +3,17 @@
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 
 import pytest
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
+# One ONNX copy of the packaged model for the whole run and the processes tests start, whatever
+# data folder each of them uses (it is made on first use: ~15 s).
+os.environ.setdefault(
+    "KNOWNOTE_MODEL_CACHE", str(Path(tempfile.gettempdir()) / "knownote-test-models")
+)
 
 from knownote.embed import get_embedder
 from knownote.settings import Settings
