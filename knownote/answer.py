@@ -24,6 +24,7 @@ from knownote.llm import EXAMPLE_MODEL, OllamaChat, num_ctx_for
 from knownote.retrieve import Hit, search
 from knownote.settings import Settings
 from knownote.store import Store
+from knownote.support import support_spans
 from knownote.tokenize import tokenize
 
 __all__ = ["Answer", "SourcePassage", "ask", "extractive_answer", "parse_citations"]
@@ -535,6 +536,8 @@ class Turn:
         notice: str | None,
         incomplete: bool = False,
     ) -> Answer:
+        text, _, dropped = normalize_marks(raw, len(passages))
+        supports = support_spans(text, passages)
         message_id = chats.add_answer(
             self.store,
             self.chat_id,
@@ -543,8 +546,8 @@ class Turn:
             extractive=extractive,
             incomplete=incomplete,
             passages=passages,
+            supports=supports,
         )
-        text, _, dropped = normalize_marks(raw, len(passages))
         return Answer(
             question=self.question,
             text=text,
@@ -556,4 +559,5 @@ class Turn:
             message_id=message_id,
             dropped_marks=dropped,
             notice=notice,
+            supports=supports,
         )

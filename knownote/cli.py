@@ -329,6 +329,35 @@ def cmd_eval(args: argparse.Namespace, store: Store | None, settings: Settings) 
     return 0
 
 
+def cmd_eval_support(args: argparse.Namespace, store: Store | None, settings: Settings) -> int:
+    from knownote.evaluate import stderr_progress
+    from knownote.evaluate_support import evaluate_support, load_support_set
+
+    dataset = load_support_set(args.dataset, args.max_questions)
+    report = evaluate_support(
+        dataset,
+        get_embedder(settings.embedding_model),
+        k=args.k,
+        size=settings.passage_size,
+        overlap=settings.passage_overlap,
+        progress=stderr_progress,
+    )
+    if args.json:
+        emit_json(report.as_dict())
+        return 0
+    evidence = (
+        "annotated evidence" if report.annotated else "evidence: the sentence holding the answer"
+    )
+    print(
+        f"{args.dataset.name}: {report.questions} questions ({evidence})"
+        + (f", {report.skipped} questions skipped" if report.skipped else "")
+    )
+    print(f"accuracy@1                      {report.accuracy_at_1:.3f}")
+    print(f"flagged, supported sentences    {report.flag_rate_supported:.3f}")
+    print(f"flagged, unrelated sentences    {report.flag_rate_unrelated:.3f}")
+    return 0
+
+
 def parse_ids(value: str) -> list[int]:
     try:
         return [int(part) for part in value.split(",") if part.strip()]
@@ -408,6 +437,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-questions", type=int, help="only the first N questions")
     p.add_argument("--json", action="store_true")
     p.set_defaults(run=cmd_eval, needs_store=False)  # it builds its own scratch database
+
+    p = sub.add_parser(
+        "eval-support", help="measure support spans and their flags on a SQuAD-format set"
+    )
+    p.add_argument("dataset", type=Path, metavar="DATASET.json")
+    p.add_argument("-k", type=int, default=8, help="passages retrieved and cited (default 8)")
+    p.add_argument("--max-questions", type=int, help="only the first N questions")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(run=cmd_eval_support, needs_store=False)
 
     return parser
 
