@@ -27,6 +27,7 @@ from knownote.retrieve import Hit
 from knownote.servers import AnswerServers
 from knownote.settings import Settings
 from knownote.store import Store
+from knownote.support import support_spans
 from knownote.tokenize import tokenize
 
 __all__ = ["Answer", "SourcePassage", "ask", "extractive_answer", "parse_citations"]
@@ -570,6 +571,8 @@ class Turn:
         notice: str | None,
         incomplete: bool = False,
     ) -> Answer:
+        text, _, dropped = normalize_marks(raw, len(passages))
+        supports = support_spans(text, passages)
         message_id = chats.add_answer(
             self.store,
             self.chat_id,
@@ -578,8 +581,8 @@ class Turn:
             extractive=extractive,
             incomplete=incomplete,
             passages=passages,
+            supports=supports,
         )
-        text, _, dropped = normalize_marks(raw, len(passages))
         if self.search_note:
             notice = " ".join(n for n in (self.search_note, notice) if n)
         return Answer(
@@ -594,4 +597,5 @@ class Turn:
             dropped_marks=dropped,
             notice=notice,
             searched=self.searched,
+            supports=supports,
         )

@@ -9,14 +9,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import astuple, dataclass
 from datetime import datetime
 
 import duckdb
 
-from knownote.cite import Answer, SourcePassage, normalize_marks
+from knownote.cite import Answer, SourcePassage, Support, normalize_marks
 from knownote.errors import KnowNoteError, NotFound
 from knownote.store import Store
+from knownote.support import NO_CLOSE_MATCH, NO_CLOSE_MATCH_ANY
 
 EXTRACTIVE_NOTICE = (
     "Not a written answer: these are sentences quoted from your sources, because no answer "
@@ -79,8 +80,10 @@ def add_answer(
     extractive: bool,
     incomplete: bool,
     passages: Sequence[SourcePassage],
+    supports: Sequence[Support] = (),
 ) -> int:
-    """Save an answer (its text as the model wrote it) and its passages in one transaction."""
+    """Save an answer (its text as the model wrote it), its passages and the support span of
+    each sentence in one transaction."""
     with store.transaction() as db:
         if not db.execute("SELECT 1 FROM chats WHERE id = ?", [chat_id]).fetchone():
             raise NotFound(f"The chat {chat_id} was deleted while it was being answered.")
@@ -112,6 +115,13 @@ def add_answer(
                     for p in passages
                 ],
             )
+        if supports:
+            db.executemany(
+                "INSERT INTO answer_supports (message_id, sentence, sentence_start, sentence_end, "
+                'n, document_id, start, "end", text, score, suggested, weak) '
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [(message_id, *astuple(s)[:11]) for s in supports],
+            )
     return message_id
 
 
@@ -123,6 +133,11 @@ def delete_chat(store: Store, chat_id: int) -> None:
 
 def delete_chat_rows(db: duckdb.DuckDBPyConnection, chat_id: int) -> None:
     """Delete a chat with its messages and their passages (inside the caller's transaction)."""
+    db.execute(
+        "DELETE FROM answer_supports WHERE message_id IN "
+        "(SELECT id FROM messages WHERE chat_id = ?)",
+        [chat_id],
+    )
     db.execute(
         "DELETE FROM answer_passages WHERE message_id IN "
         "(SELECT id FROM messages WHERE chat_id = ?)",
@@ -171,6 +186,20 @@ _PASSAGES_SQL = """
 """
 
 
+# Support spans are re-checked like passages: stale when the document no longer holds the text.
+_SUPPORTS_SQL = """
+    SELECT s.message_id, s.sentence, s.sentence_start, s.sentence_end, s.n, s.document_id,
+           s.start, s."end", s.text, s.score, s.suggested, s.weak,
+           d.id IS NULL
+             OR substring(d.text, s.start + 1, s."end" - s.start) IS DISTINCT FROM s.text
+    FROM answer_supports s
+    JOIN messages m ON m.id = s.message_id
+    LEFT JOIN documents d ON d.id = s.document_id
+    WHERE m.chat_id = ?
+    ORDER BY s.message_id, s.sentence
+"""
+
+
 def load_chat(store: Store, chat_id: int) -> list[Answer]:
     """The chat's turns in order, each an Answer carrying its question.
 
@@ -185,6 +214,10 @@ def load_chat(store: Store, chat_id: int) -> list[Answer]:
             [chat_id],
         ).fetchall()
         rows = store.db.execute(_PASSAGES_SQL, [chat_id]).fetchall()
+        support_rows = store.db.execute(_SUPPORTS_SQL, [chat_id]).fetchall()
+    supports: dict[int, list[Support]] = {}
+    for row in support_rows:
+        supports.setdefault(row[0], []).append(Support(*row[1:12], stale=bool(row[12])))
     passages: dict[int, list[SourcePassage]] = {}
     for row in rows:
         passages.setdefault(row[0], []).append(SourcePassage(*row[1:12], stale=bool(row[12])))
@@ -213,6 +246,7 @@ def load_chat(store: Store, chat_id: int) -> list[Answer]:
                 message_id=message_id,
                 dropped_marks=dropped,
                 notice=notice,
+                supports=tuple(supports.get(message_id, ())),
             )
         )
         question = None
@@ -267,6 +301,26 @@ def _footnote_marks(text: str, label: dict[int, str]) -> str:
     return _CANONICAL_MARK.sub(mark, text)
 
 
+def _support_quotes(answer: Answer, p: SourcePassage) -> list[str]:
+    """Under a footnote: the span of the passage each answer sentence leans on, with offsets."""
+    out = []
+    for s in answer.supports:
+        if s.n != p.n or s.weak or s.suggested:
+            continue
+        stale = " (stale: the document changed)" if s.stale else ""
+        out += ["", f"    Sentence {s.sentence + 1} leans on {s.chars}{stale}:", ""]
+        out.append(_quote(" ".join(s.text.split()), "    "))
+    return out
+
+
+def _flags(answer: Answer) -> list[str]:
+    return [
+        f"*Sentence {s.sentence + 1}: {NO_CLOSE_MATCH_ANY if s.suggested else NO_CLOSE_MATCH}.*"
+        for s in answer.supports
+        if s.weak and not s.stale
+    ]
+
+
 def export_markdown(store: Store, chat_id: int) -> str:
     """The chat as Markdown: each question and answer, then footnotes for its citations with the
     document, page, character range and the quoted passage text."""
@@ -283,6 +337,9 @@ def export_markdown(store: Store, chat_id: int) -> str:
             out += [f"*{answer.notice}*", ""]
         if answer.text:
             out.append(_footnote_marks(answer.text, label).strip())
+            flags = _flags(answer)
+            if flags:
+                out += ["", *flags]
         if answer.model:
             out += ["", f"— {answer.model}"]
         for p in answer.citations:
@@ -290,6 +347,7 @@ def export_markdown(store: Store, chat_id: int) -> str:
                 " (stale: the document changed or was removed since this answer)" if p.stale else ""
             )
             out += ["", f"[^{label[p.n]}]: {_where(p)}{stale}", "", _quote(p.text, "    ")]
+            out += _support_quotes(answer, p)
         others = [p for p in answer.passages if not p.cited]
         if others:
             out += ["", "Also given to the model, not cited:", ""]

@@ -57,6 +57,33 @@ class SourcePassage:
 
 
 @dataclass(frozen=True)
+class Support:
+    """Where one sentence of an answer leans: a span `[start, end)` of the document text inside
+    passage `n`, with its score. `suggested`: the sentence had no mark, so the span was looked
+    for in every passage; `weak`: no passage came close (a note, not a verdict)."""
+
+    sentence: int  # position among the answer's sentences
+    sentence_start: int  # into the answer text
+    sentence_end: int
+    n: int
+    document_id: int
+    start: int  # into the document text
+    end: int
+    text: str
+    score: float
+    suggested: bool
+    weak: bool
+    stale: bool = False
+
+    @property
+    def chars(self) -> str:
+        return f"chars {self.start:,}–{self.end:,}"
+
+    def as_dict(self) -> dict[str, object]:
+        return dataclasses.asdict(self)
+
+
+@dataclass(frozen=True)
 class Answer:
     """An answer with every passage that was in front of the model.
 
@@ -75,6 +102,7 @@ class Answer:
     dropped_marks: int = 0
     notice: str | None = None
     searched: tuple[str, ...] = ()  # the queries searched: the question, and a rewrite of it
+    supports: tuple[Support, ...] = ()
 
     @property
     def citations(self) -> tuple[SourcePassage, ...]:
@@ -101,6 +129,7 @@ class Answer:
             "searched": list(self.searched),
             "citations": citations,
             "passages": [p.as_dict() for p in self.passages],
+            "supports": [s.as_dict() for s in self.supports],
         }
 
 

@@ -382,6 +382,7 @@ def cmd_backup(args: argparse.Namespace, store: Store, settings: Settings) -> in
     result = backup(store, args.dir)
     print(f"backed up {result.documents} documents and {result.files} kept files to "
           f"{result.folder} ({result.bytes:,} bytes); checked: no problems")  # fmt: skip
+    return 0
 
 
 def cmd_eval_answers(args: argparse.Namespace, store: Store | None, settings: Settings) -> int:
@@ -419,6 +420,35 @@ def cmd_eval_answers(args: argparse.Namespace, store: Store | None, settings: Se
     for name, value in report.figures.items():
         shown = "n/a" if value is None else f"{value:.3f}"
         print(f"  {name:<20} {shown:>8}")
+    return 0
+
+
+def cmd_eval_support(args: argparse.Namespace, store: Store | None, settings: Settings) -> int:
+    from knownote.evaluate import stderr_progress
+    from knownote.evaluate_support import evaluate_support, load_support_set
+
+    dataset = load_support_set(args.dataset, args.max_questions)
+    report = evaluate_support(
+        dataset,
+        get_embedder(settings.embedding_model),
+        k=args.k,
+        size=settings.passage_size,
+        overlap=settings.passage_overlap,
+        progress=stderr_progress,
+    )
+    if args.json:
+        emit_json(report.as_dict())
+        return 0
+    evidence = (
+        "annotated evidence" if report.annotated else "evidence: the sentence holding the answer"
+    )
+    print(
+        f"{args.dataset.name}: {report.questions} questions ({evidence})"
+        + (f", {report.skipped} questions skipped" if report.skipped else "")
+    )
+    print(f"accuracy@1                      {report.accuracy_at_1:.3f}")
+    print(f"flagged, supported sentences    {report.flag_rate_supported:.3f}")
+    print(f"flagged, unrelated sentences    {report.flag_rate_unrelated:.3f}")
     return 0
 
 
@@ -523,6 +553,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("backup", help="write a checked copy of the data folder into DIR")
     p.add_argument("dir", type=Path, metavar="DIR")
     p.set_defaults(run=cmd_backup)
+
     p = sub.add_parser("eval-answers", help="measure written answers on a SQuAD-format set")
     p.add_argument("dataset", type=Path, metavar="DATASET.json")
     which = p.add_mutually_exclusive_group()
@@ -532,6 +563,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-questions", type=int, help="only the first N questions")
     p.add_argument("--json", action="store_true")
     p.set_defaults(run=cmd_eval_answers, needs_store=False)
+
+    p = sub.add_parser(
+        "eval-support", help="measure support spans and their flags on a SQuAD-format set"
+    )
+    p.add_argument("dataset", type=Path, metavar="DATASET.json")
+    p.add_argument("-k", type=int, default=8, help="passages retrieved and cited (default 8)")
+    p.add_argument("--max-questions", type=int, help="only the first N questions")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(run=cmd_eval_support, needs_store=False)
 
     return parser
 

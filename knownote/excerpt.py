@@ -9,8 +9,11 @@ from __future__ import annotations
 
 import html
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+
+from knownote.cite import Support
+from knownote.support import NO_CLOSE_MATCH, NO_CLOSE_MATCH_ANY, SUGGESTED
 
 CONTEXT = 300  # characters of context shown on each side of a passage
 SNAP = 40  # how far the context may shrink to avoid cutting a word in half
@@ -30,6 +33,10 @@ STYLE = """<style>
 .kn-excerpt{font-size:.85rem;line-height:1.45;white-space:pre-wrap;overflow-wrap:anywhere;
   color:rgba(49,51,63,.75);max-height:16rem;overflow-y:auto}
 .kn-excerpt mark{background:#fdeaa7;color:#1f2330;padding:0 .1rem;border-radius:.15rem}
+.kn-excerpt mark mark.kn-span{background:#f5b93d;padding:0;font-weight:500;scroll-margin-top:5rem}
+.kn-excerpt mark mark.kn-span:target{outline:2px solid #b45309}
+.kn-answer .kn-weak{font-size:.8em;color:rgba(49,51,63,.6);font-style:italic;margin-left:.3em}
+.kn-answer a.kn-suggest{font-size:.8em;color:#1d4ed8;text-decoration:none;margin-left:.3em}
 .kn-stale{font-size:.8rem;color:#9a3412;margin-bottom:.3rem}
 .kn-answer p{margin:0 0 .6rem 0;line-height:1.55}
 .kn-answer a.kn-cite{text-decoration:none;font-weight:600;font-size:.85em;color:#1d4ed8}
@@ -95,15 +102,22 @@ def citation_header(
     return " · ".join(part for part in parts if part)
 
 
-def excerpt_html(text: str, start: int, end: int, context: int = CONTEXT) -> str:
-    """The escaped excerpt with exactly `text[start:end]` in a `<mark>`."""
+def excerpt_html(
+    text: str,
+    start: int,
+    end: int,
+    context: int = CONTEXT,
+    spans: Sequence[tuple[int, int, str]] = (),
+) -> str:
+    """The escaped excerpt with exactly `text[start:end]` in a `<mark>`, and each support span
+    (start, end, anchor id) inside it in a stronger `<mark class="kn-span">`."""
     part = excerpt(text, start, end, context)
     return (
         '<div class="kn-excerpt" tabindex="0">'
         + (ELLIPSIS if part.cut_before else "")
         + html.escape(part.before)
         + "<mark>"
-        + html.escape(part.passage)
+        + _with_spans(text, start, end, spans)
         + "</mark>"
         + html.escape(part.after)
         + (ELLIPSIS if part.cut_after else "")
@@ -111,8 +125,63 @@ def excerpt_html(text: str, start: int, end: int, context: int = CONTEXT) -> str
     )
 
 
+def _with_spans(text: str, start: int, end: int, spans: Sequence[tuple[int, int, str]]) -> str:
+    out = []
+    at = start
+    for a, b, anchor in sorted(spans):
+        if not at <= a < b <= end:  # overlapping or outside the passage: never drawn wrongly
+            continue
+        out.append(html.escape(text[at:a]))
+        out.append(
+            f'<mark class="kn-span" id="{html.escape(anchor)}" data-start="{int(a)}" '
+            f'data-end="{int(b)}">{html.escape(text[a:b])}</mark>'
+        )
+        at = b
+    out.append(html.escape(text[at:end]))
+    return "".join(out)
+
+
 def anchor_id(message_id: int, n: int) -> str:
     return f"cite-{int(message_id)}-{int(n)}"
+
+
+def span_anchors(message_id: int, supports: Iterable[Support]) -> dict[tuple[int, int, int], str]:
+    """(n, start, end) of each support span -> the anchor of the span drawn for it in card n.
+
+    Overlapping spans of one card are drawn as one (their union), which all of them link to.
+    Weak supports are not drawn: nothing in their passages came close.
+    """
+    by_card: dict[int, list[tuple[int, int]]] = {}
+    for s in supports:
+        if not s.stale and not s.weak:
+            by_card.setdefault(s.n, []).append((s.start, s.end))
+    anchors = {}
+    for n, spans in by_card.items():
+        for a, b in _merged(spans):
+            for x, y in spans:
+                if a <= x and y <= b:
+                    anchors[(n, x, y)] = f"span-{int(message_id)}-{int(n)}-{a}-{b}"
+    return anchors
+
+
+def card_spans(anchors: dict[tuple[int, int, int], str], n: int) -> list[tuple[int, int, str]]:
+    """The (start, end, anchor) to draw strongly in card `n`."""
+    drawn = {}
+    for (m, _, _), anchor in anchors.items():
+        if m == n:
+            a, b = (int(x) for x in anchor.rsplit("-", 2)[1:])
+            drawn[anchor] = (a, b, anchor)
+    return sorted(drawn.values())
+
+
+def _merged(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    out: list[tuple[int, int]] = []
+    for a, b in sorted(spans):
+        if out and a < out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], b))
+        else:
+            out.append((a, b))
+    return out
 
 
 def is_stale(document_text: str | None, start: int, end: int, passage_text: str) -> bool:
@@ -134,6 +203,7 @@ def card_html(
     document_text: str | None,
     stale: bool = False,
     context: int = CONTEXT,
+    spans: Sequence[tuple[int, int, str]] = (),
 ) -> str:
     """One citation card: anchor, header and highlighted excerpt (or a stale notice).
 
@@ -152,30 +222,75 @@ def card_html(
             f'<div class="kn-excerpt" tabindex="0">{html.escape(passage_text)}</div>'
         )
     else:
-        body = excerpt_html(document_text, start, end, context)
+        body = excerpt_html(document_text, start, end, context, spans)
     return f'<div {attrs}><div class="kn-head">{html.escape(header)}</div>{body}</div>'
 
 
-def answer_html(text: str, message_id: int | None, numbers: Iterable[int] = ()) -> str:
-    """The answer, escaped, in paragraphs, with each [n] for a known n linked to its card."""
+def answer_html(
+    text: str,
+    message_id: int | None,
+    numbers: Iterable[int] = (),
+    supports: Sequence[Support] = (),
+) -> str:
+    """The answer, escaped, in paragraphs, with each [n] for a known n linked to its card.
+
+    With `supports`, a sentence's mark of the passage it leans on links to the support span
+    (its text in the tooltip), a weak sentence gets a quiet "no close match" note, and a
+    sentence without marks gets a link to the span suggested for it.
+    """
     known = set(numbers)
+    anchors = span_anchors(message_id or 0, supports) if message_id is not None else {}
 
-    def link(match: re.Match[str]) -> str:
-        parts = []
-        for part in match.group(1).split(","):
-            n = int(part)
-            if message_id is not None and n in known:
-                parts.append(f'<a class="kn-cite" href="#{anchor_id(message_id, n)}">{n}</a>')
-            else:
-                parts.append(str(n))
-        return "[" + ", ".join(parts) + "]"
+    def linker(support: Support | None) -> Callable[[re.Match[str]], str]:
+        def link(match: re.Match[str]) -> str:
+            parts = []
+            for part in match.group(1).split(","):
+                n = int(part)
+                if message_id is None or n not in known:
+                    parts.append(str(n))
+                elif support is not None and n == support.n and not support.weak:
+                    anchor = anchors[(n, support.start, support.end)]
+                    parts.append(
+                        f'<a class="kn-cite" href="#{anchor}" title="{_leans_on(support)}">{n}</a>'
+                    )
+                else:
+                    parts.append(f'<a class="kn-cite" href="#{anchor_id(message_id, n)}">{n}</a>')
+            return "[" + ", ".join(parts) + "]"
 
-    paragraphs = [p for p in re.split(r"\n\s*\n", text.strip()) if p.strip()]
-    body = "".join(
-        "<p>" + _CITATION.sub(link, html.escape(p.strip())).replace("\n", "<br>") + "</p>"
-        for p in paragraphs
-    )
+        return link
+
+    pieces = []
+    at = 0
+    for s in sorted(supports, key=lambda s: s.sentence_start):
+        if s.stale or s.sentence_start < at or not (s.weak or (s.n, s.start, s.end) in anchors):
+            continue
+        pieces.append(_CITATION.sub(linker(None), html.escape(text[at : s.sentence_start])))
+        sentence = text[s.sentence_start : s.sentence_end]
+        pieces.append(_CITATION.sub(linker(s), html.escape(sentence)) + _note(s, anchors))
+        at = s.sentence_end
+    pieces.append(_CITATION.sub(linker(None), html.escape(text[at:])))
+    paragraphs = [p for p in re.split(r"\n\s*\n", "".join(pieces).strip()) if p.strip()]
+    body = "".join("<p>" + p.strip().replace("\n", "<br>") + "</p>" for p in paragraphs)
     return f'<div class="kn-answer">{body}</div>'
+
+
+def _leans_on(s: Support) -> str:
+    return html.escape(f"Leans on “{' '.join(s.text.split())}” ({s.chars})", quote=True)
+
+
+def _note(s: Support, anchors: dict[tuple[int, int, int], str]) -> str:
+    """After a sentence: the quiet note for a weak support, or the suggestion for an unmarked
+    sentence."""
+    if s.weak:
+        what = NO_CLOSE_MATCH_ANY if s.suggested else NO_CLOSE_MATCH
+        return f' <span class="kn-weak" data-sentence="{int(s.sentence)}">{what}</span>'
+    if s.suggested:
+        anchor = anchors[(s.n, s.start, s.end)]
+        return (
+            f' <a class="kn-suggest" href="#{anchor}" title="{_leans_on(s)}">'
+            f"{SUGGESTED} [{int(s.n)}]</a>"
+        )
+    return ""
 
 
 def escape_markdown(text: str) -> str:

@@ -196,12 +196,35 @@ def m005_signed_passage_codes(db: duckdb.DuckDBPyConnection) -> None:
             )
 
 
+def m008_support_spans(db: duckdb.DuckDBPyConnection) -> None:
+    # Per sentence of an answer, the span of a passage it leans on (knownote.support).
+    db.execute(
+        """
+        CREATE TABLE answer_supports (
+            message_id BIGINT NOT NULL,
+            sentence INTEGER NOT NULL,
+            sentence_start INTEGER NOT NULL,
+            sentence_end INTEGER NOT NULL,
+            n INTEGER NOT NULL,
+            document_id BIGINT NOT NULL,
+            start INTEGER NOT NULL,
+            "end" INTEGER NOT NULL,
+            text VARCHAR NOT NULL,
+            score DOUBLE NOT NULL,
+            suggested BOOLEAN NOT NULL,
+            weak BOOLEAN NOT NULL
+        )
+        """
+    )
+
+
 MIGRATIONS: list[Migration] = [
     m001_documents_and_passages,
     m002_chats,
     m003_passage_codes,
     m004_document_passage_counts,
     m005_signed_passage_codes,
+    m008_support_spans,
 ]
 
 

@@ -41,6 +41,7 @@ Box = tuple[float, float, float, float]  # x0, y0, x1, y1 in unrotated page coor
 DEFAULT_ZOOM = 2.0  # pixels per point: a letter page is 1224 px wide
 MIN_ZOOM, MAX_ZOOM = 0.25, 6.0
 HIGHLIGHT = np.array([1.0, 0.85, 0.25])  # multiplied into the pixels: a yellow marker pen
+STRONG = np.array([0.95, 0.55, 0.1])  # a support span inside the passage: a darker orange
 
 
 @dataclass(frozen=True)
@@ -295,16 +296,23 @@ class PageImage:
     crop: Box  # where that part lies on the whole page, in pixels
     rects: tuple[Box, ...]  # highlighted pixel rectangles on the whole page
     pdf_rects: tuple[Box, ...]  # the same in page coordinates (as PyMuPDF's text extraction)
+    strong_rects: tuple[Box, ...] = ()  # pixel rectangles of the support spans, painted darker
 
 
-def _paint(pix: pymupdf.Pixmap, rects: Sequence[Box]) -> np.ndarray:
-    """The page's pixels with the rectangles marked once each, even where they overlap."""
+def _paint(pix: pymupdf.Pixmap, rects: Sequence[Box], strong: Sequence[Box] = ()) -> np.ndarray:
+    """The page's pixels with the rectangles marked once each, even where they overlap; the
+    `strong` ones in the darker colour instead."""
     image = np.frombuffer(pix.samples, dtype=np.uint8).reshape(pix.height, pix.width, pix.n)
     image = image[:, :, :3].copy()
     mask = np.zeros(image.shape[:2], dtype=bool)
     for x0, y0, x1, y1 in rects:
         mask[int(y0) : int(y1), int(x0) : int(x1)] = True
+    dark = np.zeros(image.shape[:2], dtype=bool)
+    for x0, y0, x1, y1 in strong:
+        dark[int(y0) : int(y1), int(x0) : int(x1)] = True
+    mask &= ~dark
     image[mask] = (image[mask] * HIGHLIGHT).astype(np.uint8)
+    image[dark] = (image[dark] * STRONG).astype(np.uint8)
     return image
 
 
@@ -345,8 +353,10 @@ def render_page(
     end: int,
     zoom: float,
     whole_page: bool = True,
+    strong: Sequence[tuple[int, int]] = (),
 ) -> PageImage:
-    """Page `page_no` (1-based) with `stored[start:end]` highlighted, `stored` being its text."""
+    """Page `page_no` (1-based) with `stored[start:end]` highlighted, `stored` being its text,
+    and each `strong` range of `stored` highlighted more strongly."""
     page = doc.load_page(page_no - 1)
     glyphs = _GLYPHS.get((key, page_no), lambda: page_glyphs(page))
     if glyphs.text != stored:
@@ -358,7 +368,13 @@ def render_page(
     pdf_rects = glyphs.rects(start, end)
     rects = [_pixel_box(r, page, zoom, pix.width, pix.height) for r in pdf_rects]
     rects = [r for r in rects if r[2] > r[0] and r[3] > r[1]]
-    image = _paint(pix, rects)
+    strong_rects = [
+        r
+        for a, b in strong
+        for r in (_pixel_box(box, page, zoom, pix.width, pix.height) for box in glyphs.rects(a, b))
+        if r[2] > r[0] and r[3] > r[1]
+    ]
+    image = _paint(pix, rects, strong_rects)
     crop = _crop_box(rects, pix.width, pix.height)
     return PageImage(
         page=page_no,
@@ -369,6 +385,7 @@ def render_page(
         crop=crop,
         rects=tuple(rects),
         pdf_rects=tuple(pdf_rects),
+        strong_rects=tuple(strong_rects),
     )
 
 
@@ -381,10 +398,12 @@ def passage_pages(
     zoom: float = DEFAULT_ZOOM,
     password: str | None = None,
     whole_page: bool = True,
+    spans: Sequence[tuple[int, int]] = (),
 ) -> list[PageImage]:
     """Every page that `text[start:end]` of a PDF document touches, with those glyphs painted.
 
-    With `whole_page` False only the crop around the highlight is encoded as PNG.
+    With `whole_page` False only the crop around the highlight is encoded as PNG. Each of
+    `spans` (document offsets, support spans inside the passage) is painted more strongly.
 
     Raises NotFound (no such document, not a PDF, original gone), PasswordRequired (encrypted
     PDF without its password) or PageMismatch (the page no longer reads as the stored text).
@@ -403,8 +422,15 @@ def passage_pages(
             lo, hi = max(start, p.start) - p.start, min(end, p.end) - p.start
             if text[p.start + lo : p.start + hi].strip():
                 stored = text[p.start : p.end]
+                strong = [
+                    (max(a, p.start) - p.start, min(b, p.end) - p.start)
+                    for a, b in spans
+                    if a < min(end, p.end) and max(start, p.start) < b
+                ]
                 images.append(
-                    render_page(doc, document.sha256, p.number, stored, lo, hi, zoom, whole_page)
+                    render_page(
+                        doc, document.sha256, p.number, stored, lo, hi, zoom, whole_page, strong
+                    )
                 )
     return images
 

@@ -12,7 +12,7 @@ from knownote.answer import Answer, SourcePassage, ask
 from knownote.chats import delete_chat, export_markdown, list_chats, load_chat
 from knownote.embed import Embedder
 from knownote.errors import KnowNoteError, NotFound
-from knownote.excerpt import answer_html, card_html, escape_markdown
+from knownote.excerpt import answer_html, card_html, card_spans, escape_markdown, span_anchors
 from knownote.servers import AnswerServers
 from knownote.settings import Settings
 from knownote.store import Notebook, Store
@@ -22,6 +22,11 @@ from knownote.ui.page import page_view
 CITATION_NOTE = (
     "A number such as [2] points to a passage the answer had in front of it: the material it "
     "was built from, not proof of each sentence."
+)
+SPAN_NOTE = (
+    "The darker mark inside a passage is the sentence an answer sentence leans on most (hover "
+    "or click its number); “no close match” means none of its passages comes close, not that "
+    "it is false."
 )
 
 
@@ -44,6 +49,7 @@ def chat_view(
     chat_id = chat_bar(store, chats)
 
     st.caption(CITATION_NOTE)
+    st.caption(SPAN_NOTE)
     if chat_id is not None:
         for answer in load_chat(store, chat_id):
             show_answer(store, answer)
@@ -197,7 +203,9 @@ def show_answer(store: Store, answer: Answer) -> None:
             # Said before the quotes, so nobody reads them as a written answer first.
             if answer.extractive and answer.notice:
                 st.info(answer.notice)
-            st.html(answer_html(answer.text, answer.message_id, [p.n for p in cited]))
+            st.html(
+                answer_html(answer.text, answer.message_id, [p.n for p in cited], answer.supports)
+            )
             if answer.model and not answer.extractive:
                 st.caption(f"Answered by {answer.model}")
             if answer.incomplete:
@@ -215,7 +223,9 @@ def show_answer(store: Store, answer: Answer) -> None:
     with right:
         for passage in cited:
             st.html(card(store, answer, passage))
-            page_view(store, answer.message_id or 0, passage, shown=True)
+            page_view(
+                store, answer.message_id or 0, passage, shown=True, spans=spans(answer, passage)
+            )
         if not cited and answer.text:  # an unanswered question has nothing to cite
             st.caption("The answer cites no passage.")
         uncited = [p for p in answer.passages if not p.cited]
@@ -223,7 +233,13 @@ def show_answer(store: Store, answer: Answer) -> None:
             with st.expander(f"{len(uncited)} more passages it had in front of it, not cited"):
                 for passage in uncited:
                     st.html(card(store, answer, passage))
-                    page_view(store, answer.message_id or 0, passage, shown=False)
+                    page_view(
+                        store,
+                        answer.message_id or 0,
+                        passage,
+                        shown=False,
+                        spans=spans(answer, passage),
+                    )
 
 
 def card(store: Store, answer: Answer, passage: SourcePassage) -> str:
@@ -239,4 +255,11 @@ def card(store: Store, answer: Answer, passage: SourcePassage) -> str:
         passage_text=passage.text,
         document_text=document_text(str(store.path), passage.document_id, store),
         stale=passage.stale,
+        spans=card_spans(span_anchors(answer.message_id or 0, answer.supports), passage.n),
     )
+
+
+def spans(answer: Answer, passage: SourcePassage) -> tuple[tuple[int, int], ...]:
+    """The support spans drawn strongly inside a passage's card (document offsets)."""
+    anchors = span_anchors(answer.message_id or 0, answer.supports)
+    return tuple((a, b) for a, b, _ in card_spans(anchors, passage.n))

@@ -21,10 +21,18 @@ def page_images(
     password: str | None,
     whole_page: bool,
     _store: Store,
+    spans: tuple[tuple[int, int], ...] = (),
 ) -> list[PageImage]:
     """Rendered once per passage; reruns reuse the PNGs (errors are not cached)."""
     return passage_pages(
-        _store, document_id, start, end, zoom=zoom, password=password, whole_page=whole_page
+        _store,
+        document_id,
+        start,
+        end,
+        zoom=zoom,
+        password=password,
+        whole_page=whole_page,
+        spans=spans,
     )
 
 
@@ -33,8 +41,16 @@ def passwords() -> dict[int, str]:
     return st.session_state.setdefault("pdf_passwords", {})
 
 
-def page_view(store: Store, message_id: int, passage: SourcePassage, *, shown: bool) -> None:
-    """A "Show on page" switch under a card of a PDF passage, and the page(s) when on."""
+def page_view(
+    store: Store,
+    message_id: int,
+    passage: SourcePassage,
+    *,
+    shown: bool,
+    spans: tuple[tuple[int, int], ...] = (),
+) -> None:
+    """A "Show on page" switch under a card of a PDF passage, and the page(s) when on; the
+    support `spans` inside the passage are painted more strongly."""
     if passage.stale or passage.page_start is None:
         return
     try:
@@ -59,6 +75,7 @@ def page_view(store: Store, message_id: int, passage: SourcePassage, *, shown: b
                 passwords().get(document.id),
                 whole_page,
                 store,
+                spans,
             )
 
     try:
@@ -69,7 +86,8 @@ def page_view(store: Store, message_id: int, passage: SourcePassage, *, shown: b
             )
             st.image(
                 image.crop_png,
-                caption=f"p. {image.page} of the PDF: the cited passage is highlighted",
+                caption=f"p. {image.page} of the PDF: the cited passage is highlighted"
+                + (", the span an answer sentence leans on more strongly" if spans else ""),
                 alt=f"Part of page {image.page} showing {what}",
                 width="stretch",
             )

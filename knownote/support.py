@@ -1,0 +1,273 @@
+"""Support spans: for each sentence of an answer, the sentence or clause of a passage it leans on.
+
+An answer's sentences are split (ASCII and full-width punctuation, abbreviations, list lines),
+and each is compared with the sentences (long ones cut into clauses) of the passages it cites;
+a sentence without a mark is compared with every passage that was in front of the model and the
+best span is offered as a suggestion. The score is the share of the sentence's keywords found in
+the span (CJK as character bigrams, each keyword weighted by how rare it is among the candidate
+spans), lowered when a number or a name of the sentence is missing from the span. A best score
+under WEAK_SCORE is flagged "no close match": a note, never a verdict.
+
+Spans are `[start, end)` into the document text, always inside the passage they come from, so
+`document.text[start:end] == passage.text[start - passage.start:end - passage.start]`.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from knownote.cite import MARK, SourcePassage, Support, strip_marks
+from knownote.tokenize import tokenize
+
+WEAK_SCORE = 0.40  # best support under this is flagged; tuned with `knownote eval-support`
+MISSING_NUMBER = 0.6  # factor per number of the sentence that the span lacks
+MISSING_NAME = 0.85  # factor per capitalised name of the sentence that the span lacks
+PRECISION_WEIGHT = 0.15  # a little preference for spans that hold little else
+MAX_SPAN = 260  # longer document sentences are also offered clause by clause
+MIN_CLAUSE = 25
+MAX_SENTENCE = 400  # longer answer "sentences" (no punctuation at all) are cut at clauses
+
+NO_CLOSE_MATCH = "no close match in the cited passages"
+NO_CLOSE_MATCH_ANY = "no close match in the passages"
+SUGGESTED = "suggested"
+
+_ABBREVIATIONS = frozenset(
+    [
+        "mr",
+        "mrs",
+        "ms",
+        "dr",
+        "prof",
+        "st",
+        "sr",
+        "jr",
+        "vs",
+        "etc",
+        "al",
+        "fig",
+        "figs",
+        "eq",
+        "no",
+        "nos",
+        "vol",
+        "pp",
+        "ch",
+        "sec",
+        "inc",
+        "ltd",
+        "co",
+        "corp",
+        "dept",
+        "est",
+        "approx",
+        "ca",
+        "cf",
+        "e.g",
+        "i.e",
+        "u.s",
+        "u.k",
+        "jan",
+        "feb",
+        "mar",
+        "apr",
+        "jun",
+        "jul",
+        "aug",
+        "sep",
+        "sept",
+        "oct",
+        "nov",
+        "dec",
+    ]
+)
+_CLOSERS = "\"'”’»)\\]}」』）》〉】〕"
+_MARKS = r"(?:[^\S\n]*\[\d+\])*"
+# Candidate sentence ends; an ASCII full stop is then checked against abbreviations.
+_END = re.compile(
+    rf"[.!?…]+[{_CLOSERS}]*{_MARKS}(?=\s|$)"
+    rf"|[。！？｡．!?]+[{_CLOSERS}]*{_MARKS}"
+    r"|\n"
+)
+_CLAUSE = re.compile(r"[；;：:，,、]+[^\S\n]*")
+_WORD_BEFORE = re.compile(r"([\w.]+)\.+$")
+_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
+_NAME = re.compile(r"(?<=[^\W\d_] )[A-Z][\w'-]+|(?<=[,;:] )[A-Z][\w'-]+")
+
+
+def _is_abbreviation(text: str, dot: int) -> bool:
+    """Whether the full stop at `dot` ends an abbreviation or an initial ("e.g.", "J.")."""
+    match = _WORD_BEFORE.search(text, max(0, dot - 12), dot + 1)
+    if not match:
+        return False
+    word = match.group(1).casefold()
+    return word in _ABBREVIATIONS or (len(word) == 1 and word.isalpha())
+
+
+def sentence_spans(text: str) -> list[tuple[int, int]]:
+    """[start, end) of each sentence of `text`, whitespace trimmed; marks that follow a sentence
+    stay with it. Full-width punctuation, line breaks and ASCII punctuation before whitespace end
+    a sentence; a full stop after an abbreviation or before a lower-case word does not."""
+    cuts = []
+    for match in _END.finditer(text):
+        end = match.end()
+        if text[match.start()] == ".":
+            rest = text[end:].lstrip()
+            if _is_abbreviation(text, match.start()) or rest[:1].islower():
+                continue
+        cuts.append(end)
+    out = []
+    start = 0
+    for end in [*cuts, len(text)]:
+        for a, b in _trim(text, start, end):
+            out.extend(_clauses(text, a, b, MAX_SENTENCE, MAX_SENTENCE // 4))
+        start = end
+    return out
+
+
+def _trim(text: str, a: int, b: int) -> list[tuple[int, int]]:
+    piece = text[a:b]
+    lead = len(piece) - len(piece.lstrip())
+    trail = len(piece) - len(piece.rstrip())
+    return [(a + lead, b - trail)] if b - a - lead - trail > 0 else []
+
+
+def _clause_pieces(text: str, a: int, b: int, shortest: int) -> list[tuple[int, int]]:
+    """[a, b) cut after clause punctuation into pieces of at least `shortest` characters."""
+    pieces = []
+    start = a
+    for m in _CLAUSE.finditer(text, a, b):
+        if m.end() - start >= shortest and b - m.end() >= shortest:
+            pieces.append((start, m.end()))
+            start = m.end()
+    pieces.append((start, b))
+    return [t for lo, hi in pieces for t in _trim(text, lo, hi)]
+
+
+def _clauses(text: str, a: int, b: int, longest: int, shortest: int) -> list[tuple[int, int]]:
+    """[a, b) as it is when short enough, else cut at clauses (and cut hard where a piece has no
+    punctuation at all)."""
+    if b - a <= longest:
+        return [(a, b)]
+    out = []
+    for lo, hi in _clause_pieces(text, a, b, shortest):
+        for x in range(lo, hi, longest):
+            out.extend(_trim(text, x, min(hi, x + longest)))
+    return out
+
+
+@dataclass(frozen=True)
+class _Candidate:
+    n: int
+    document_id: int
+    start: int  # into the document text
+    end: int
+    text: str
+    terms: frozenset[str]
+
+
+def candidates(passages: Sequence[SourcePassage]) -> list[_Candidate]:
+    """The sentences of each passage, and the clauses of long ones, once per document range."""
+    found: list[_Candidate] = []
+    seen: set[tuple[int, int, int]] = set()
+    for p in passages:
+        spans = []
+        for a, b in sentence_spans(p.text):
+            spans.append((a, b))
+            if b - a > MAX_SPAN:
+                spans.extend(s for s in _clause_pieces(p.text, a, b, MIN_CLAUSE) if s != (a, b))
+        for a, b in spans:
+            key = (p.document_id, p.start + a, p.start + b)
+            terms = frozenset(tokenize(p.text[a:b]))
+            if key in seen or not terms:
+                continue
+            seen.add(key)
+            found.append(_Candidate(p.n, p.document_id, key[1], key[2], p.text[a:b], terms))
+    return found
+
+
+class Scorer:
+    """Scores sentences against the candidate spans of one answer's passages."""
+
+    def __init__(self, spans: Sequence[_Candidate]) -> None:
+        self.spans = list(spans)
+        n = len(self.spans)
+        df: dict[str, int] = {}
+        for c in self.spans:
+            for t in c.terms:
+                df[t] = df.get(t, 0) + 1
+        self.df = df
+        self.n = n
+        self.unseen = math.log(1 + n)
+        self.weights = [sum(self.weight(t) for t in c.terms) for c in self.spans]
+        self.numbers = [set(_NUMBER.findall(c.text)) for c in self.spans]
+        self.folded = [c.text.casefold() for c in self.spans]
+
+    def weight(self, term: str) -> float:
+        return math.log(1 + self.n / (1 + self.df.get(term, 0))) if term in self.df else self.unseen
+
+    def best(self, sentence: str, allowed: set[int] | None = None) -> tuple[int, float] | None:
+        """(index into spans, score) of the best span among passages `allowed` (None: all)."""
+        terms = set(tokenize(sentence))
+        if not terms or not self.spans:
+            return None
+        weights = {t: self.weight(t) for t in terms}
+        total = sum(weights.values())
+        numbers = set(_NUMBER.findall(sentence))
+        names = {m.casefold() for m in _NAME.findall(sentence)}
+        best: tuple[int, float] | None = None
+        for i, c in enumerate(self.spans):
+            if allowed is not None and c.n not in allowed:
+                continue
+            shared = sum(weights[t] for t in terms & c.terms)
+            if not shared:
+                best = best or (i, 0.0)  # flagged as weak, never drawn
+                continue
+            recall = shared / total
+            precision = shared / self.weights[i]
+            score = (1 - PRECISION_WEIGHT) * recall + PRECISION_WEIGHT * precision
+            missing_numbers = len(numbers - self.numbers[i])
+            missing_names = sum(name not in self.folded[i] for name in names)
+            score *= MISSING_NUMBER**missing_numbers * MISSING_NAME**missing_names
+            if best is None or score > best[1]:
+                best = (i, score)
+        return best
+
+
+def support_spans(text: str, passages: Sequence[SourcePassage]) -> tuple[Support, ...]:
+    """The support of each sentence of an answer (`text` with canonical `[n]` marks).
+
+    A sentence with marks is matched inside the passages it cites; one without marks inside all
+    `passages`, and its support is a suggestion. Sentences without keywords get none.
+    """
+    if not text.strip() or not passages:
+        return ()
+    numbers = {p.n for p in passages}
+    scorer = Scorer(candidates(passages))
+    out = []
+    for i, (a, b) in enumerate(sentence_spans(text)):
+        sentence = text[a:b]
+        cited = {int(m.group(1)) for m in MARK.finditer(sentence)} & numbers
+        found = scorer.best(strip_marks(sentence), cited or None)
+        if found is None:
+            continue
+        span, score = found
+        c = scorer.spans[span]
+        out.append(
+            Support(
+                sentence=i,
+                sentence_start=a,
+                sentence_end=b,
+                n=c.n,
+                document_id=c.document_id,
+                start=c.start,
+                end=c.end,
+                text=c.text,
+                score=round(score, 4),
+                suggested=not cited,
+                weak=score < WEAK_SCORE,
+            )
+        )
+    return tuple(out)
