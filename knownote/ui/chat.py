@@ -234,4 +234,13 @@ def card(store: Store, answer: Answer, passage: SourcePassage) -> str:
         passage_text=passage.text,
         document_text=document_text(str(store.path), passage.document_id, store),
         stale=passage.stale,
+        ocr=read_by_ocr(store, passage),
     )
+
+
+def read_by_ocr(store: Store, passage: SourcePassage) -> bool:
+    """Whether any page of the passage was read by OCR."""
+    if passage.page_start is None:
+        return False
+    last = passage.page_end or passage.page_start
+    return any(passage.page_start <= n <= last for n in store.ocr_page_numbers(passage.document_id))

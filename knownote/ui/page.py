@@ -41,7 +41,7 @@ def page_view(store: Store, message_id: int, passage: SourcePassage, *, shown: b
         document = store.document(passage.document_id)
     except NotFound:
         return
-    if document.kind != "pdf":
+    if document.kind not in ("pdf", "image"):
         return
     key = f"{message_id}_{passage.n}"
     if not st.toggle("Show on page", value=shown, key=f"on_page_{key}"):
@@ -65,7 +65,8 @@ def page_view(store: Store, message_id: int, passage: SourcePassage, *, shown: b
         for i, image in enumerate(render(whole_page=False)):
             st.image(
                 image.crop_png,
-                caption=f"p. {image.page} of the PDF: the cited passage is highlighted",
+                caption=f"p. {image.page} of the {'image' if document.kind == 'image' else 'PDF'}: "
+                "the cited passage is highlighted",
                 width="stretch",
             )
             if st.toggle(f"Whole page {image.page}", key=f"whole_{key}_{image.page}"):
