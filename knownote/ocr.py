@@ -73,8 +73,26 @@ def recognise(image: np.ndarray, threads: int = 2) -> list[OcrLine]:
         box = _bounds(quad)
         chars = _char_boxes(text, box, word_boxes)
         text, chars = _restore_spaces(gray, text, box, chars)
-        lines.append(OcrLine(text, box, chars, confidence))
+        lines.append(OcrLine(text, box, _close_gaps(text, chars), confidence))
     return lines
+
+
+def _close_gaps(text: str, chars: tuple[Box | None, ...]) -> tuple[Box | None, ...]:
+    """Neighbouring characters of a line meet halfway between their CTC cells, and a space
+    between two characters gets the gap between them, so a highlight runs on like ink does."""
+    out = list(chars)
+    for i in range(1, len(out) - 1):
+        a, b = out[i - 1], out[i + 1]
+        if out[i] is None and text[i].isspace() and a is not None and b is not None:
+            if b[0] > a[2]:
+                out[i] = (a[2], min(a[1], b[1]), b[0], max(a[3], b[3]))
+    for i in range(1, len(out)):
+        a, b = out[i - 1], out[i]
+        if a is not None and b is not None and b[0] > a[2]:
+            mid = (a[2] + b[0]) / 2
+            out[i - 1] = (a[0], a[1], mid, a[3])
+            out[i] = (mid, b[1], b[2], b[3])
+    return tuple(out)
 
 
 def _is_cjk(ch: str) -> bool:

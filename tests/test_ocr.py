@@ -85,9 +85,11 @@ def test_the_engine_reads_english_with_word_spaces_and_a_box_per_letter():
     lines = recognise(rendered("The quick brown fox jumps"))
     page = page_text(lines)
     assert page.text == "The quick brown fox jumps"
+    assert all(box is not None for box in page.boxes)  # letters, and the gaps between words
     boxes = [b for b in page.boxes if b is not None]
-    assert len(boxes) == len("Thequickbrownfoxjumps")
-    assert all(a[0] <= b[0] for a, b in pairwise(boxes))  # left to right
+    assert all(a[2] <= b[0] + 0.01 for a, b in pairwise(boxes))  # left to right, no overlap
+    fox = page.text.index("fox")
+    assert boxes[fox][0] > 0.5 * boxes[-1][2]  # "fox" is in the right half of the line
 
 
 def test_the_engine_reads_chinese():

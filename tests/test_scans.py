@@ -14,9 +14,11 @@ import pymupdf
 import pytest
 from PIL import Image
 
-from knownote.extract import OcrLimits, extract
-from knownote.ingest import import_file
+from knownote.extract import OcrLimits, extract, pdf_page_text
+from knownote.ingest import import_file, ocr_progress_text
 from knownote.pdfpage import passage_pages
+from knownote.scans import has_invisible_layer_over_image, noisy_layer
+from tests.conftest import corpus_file
 from tests.test_limits import deflated, import_measured
 
 SENTENCE = "Harbour tides rise twice daily"
@@ -197,3 +199,22 @@ def test_other_files_of_an_upload_still_import_after_a_bomb(store, notebook, set
 def test_ocr_limits_are_settings(settings):
     with pytest.raises(Exception, match=r"limit of 1 megapixels"):
         extract(png_declaring(1200, 1000), "x.png", ocr=OcrLimits(max_megapixels=1))
+
+
+def test_the_noisy_ocr_layer_of_the_auditor_letter_is_judged_noise_and_a_clean_one_is_not():
+    path = corpus_file("docs/pdf/cjk_zh_scanned_ocr_auditor_letter.pdf")
+    with pymupdf.open(path) as doc:
+        assert all(has_invisible_layer_over_image(page) for page in doc)
+        assert noisy_layer([pdf_page_text(page) for page in doc])
+    # The same kind of layer without misread numbers is kept as it is.
+    assert not noisy_layer(["截至2015年12月31日，神鹰集团在该担保项下实际融资余额为1.57亿元"])
+
+
+def test_a_born_digital_page_has_no_invisible_layer():
+    with pymupdf.open(corpus_file("docs/pdf/paper_dpr_2004.04906_2col.pdf")) as doc:
+        assert not any(has_invisible_layer_over_image(page) for page in doc)
+
+
+def test_ocr_progress_says_which_page_is_being_read():
+    assert ocr_progress_text(2, 12) == "Reading page 3 of 12 by OCR"
+    assert ocr_progress_text(12, 12) == "Read 12 pages by OCR"
