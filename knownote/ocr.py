@@ -83,9 +83,9 @@ def _close_gaps(text: str, chars: tuple[Box | None, ...]) -> tuple[Box | None, .
     out = list(chars)
     for i in range(1, len(out) - 1):
         a, b = out[i - 1], out[i + 1]
-        if out[i] is None and text[i].isspace() and a is not None and b is not None:
-            if b[0] > a[2]:
-                out[i] = (a[2], min(a[1], b[1]), b[0], max(a[3], b[3]))
+        gap = a is not None and b is not None and b[0] > a[2]
+        if out[i] is None and text[i].isspace() and gap:
+            out[i] = (a[2], min(a[1], b[1]), b[0], max(a[3], b[3]))
     for i in range(1, len(out)):
         a, b = out[i - 1], out[i]
         if a is not None and b is not None and b[0] > a[2]:

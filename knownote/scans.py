@@ -155,6 +155,16 @@ def _too_many_pixels(name: str, size: tuple[int, int] | None, limits: OcrLimits)
     )
 
 
+def _upright_rgb(image: Image.Image) -> Image.Image:
+    """The current frame turned as its EXIF says, on white where it is transparent."""
+    frame = ImageOps.exif_transpose(image)
+    if frame.mode in ("RGBA", "LA", "PA") or "transparency" in frame.info:
+        rgba = frame.convert("RGBA")
+        white = Image.new("RGBA", rgba.size, (255, 255, 255, 255))
+        return Image.alpha_composite(white, rgba).convert("RGB")
+    return frame.convert("RGB")
+
+
 def image_frames(data: bytes, name: str, limits: OcrLimits) -> Iterator[np.ndarray]:
     """Each frame (a TIFF page; one for other formats) as upright RGB pixels, one at a time."""
     image = open_image(data, name, limits)
@@ -164,8 +174,7 @@ def image_frames(data: bytes, name: str, limits: OcrLimits) -> Iterator[np.ndarr
             image.seek(index)
             if image.size[0] * image.size[1] > limits.max_megapixels * 1e6:
                 raise _too_many_pixels(name, image.size, limits)
-            frame = ImageOps.exif_transpose(image).convert("RGB")
-            yield np.asarray(frame)
+            yield np.asarray(_upright_rgb(image))
         except Image.DecompressionBombError:
             raise _too_many_pixels(name, None, limits) from None
         except _IMAGE_ERRORS:
@@ -214,7 +223,7 @@ def image_document(data: bytes, name: str, limits: OcrLimits, wanted: set[int]) 
         width, height = upright.size
         page = doc.new_page(width=width * IMAGE_SCALE, height=height * IMAGE_SCALE)
         if number in wanted:
-            rgb = np.ascontiguousarray(np.asarray(upright.convert("RGB")))
+            rgb = np.ascontiguousarray(np.asarray(_upright_rgb(image)))
             pix = pymupdf.Pixmap(pymupdf.csRGB, width, height, rgb.tobytes(), 0)
             page.insert_image(page.rect, pixmap=pix)
     return doc

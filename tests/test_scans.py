@@ -218,3 +218,12 @@ def test_a_born_digital_page_has_no_invisible_layer():
 def test_ocr_progress_says_which_page_is_being_read():
     assert ocr_progress_text(2, 12) == "Reading page 3 of 12 by OCR"
     assert ocr_progress_text(12, 12) == "Read 12 pages by OCR"
+
+
+def test_a_transparent_png_is_read_on_white():
+    grey = Image.open(io.BytesIO(text_image())).convert("L")
+    transparent = Image.new("RGBA", grey.size, (0, 0, 0, 0))
+    transparent.putalpha(grey.point(lambda v: 255 - v))  # ink opaque, paper transparent
+    out = io.BytesIO()
+    transparent.save(out, "PNG")
+    assert extract(out.getvalue(), "clear.png").text == SENTENCE
