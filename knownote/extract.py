@@ -352,6 +352,40 @@ def _pdf_warnings(name: str, count: int, ocr_read: int, unreadable: list[int]) -
     return warnings
 
 
+@dataclass(frozen=True)
+class _Layers:
+    texts: list[str]  # per page, its text layer's canonical text ("" when unreadable)
+    to_read: list[int]  # 0-based indices of the pages to read by OCR
+    unreadable: list[int]  # 1-based numbers of damaged pages
+
+
+def _read_layers(doc: pymupdf.Document) -> _Layers:
+    """Every page's text layer, and which pages need OCR instead (see `knownote.scans`)."""
+    from knownote import scans  # here: scans imports the OCR engine, which imports this module
+
+    texts, blank, layered, unreadable = [], [], [], []
+    for index in range(doc.page_count):
+        try:
+            page = doc.load_page(index)
+            text = pdf_page_text(page)
+            if scans.has_no_text_layer(page, text):
+                blank.append(index)
+            elif _text_chars(text) and scans.has_invisible_layer_over_image(page):
+                layered.append(index)
+        except (pymupdf.mupdf.FzErrorBase, pymupdf.FileDataError):
+            text = ""
+            unreadable.append(index + 1)
+        texts.append(text)
+    if layered and scans.noisy_layer([texts[i] for i in layered]):
+        blank = sorted(blank + layered)
+    return _Layers(texts, blank, unreadable)
+
+
+def pdf_pages_to_ocr(doc: pymupdf.Document) -> list[int]:
+    """The 1-based numbers of the pages of an open PDF that an import reads by OCR."""
+    return [index + 1 for index in _read_layers(doc).to_read]
+
+
 def ocr_warning(pages: int) -> str:
     """What a source says about its pages read by OCR."""
     what = "1 page" if pages == 1 else f"{pages:,} pages"
@@ -376,24 +410,11 @@ def _extract_pdf(
                 f"{name} has {count} pages, more than the limit of {max_pages}. "
                 "Split it into smaller files."
             )
-        texts, to_read, layered, unreadable = [], [], [], []
-        for index in range(count):
-            try:
-                page = doc.load_page(index)
-                text = pdf_page_text(page)
-                if scans.has_no_text_layer(page, text):
-                    to_read.append(index)
-                elif _text_chars(text) and scans.has_invisible_layer_over_image(page):
-                    layered.append(index)
-            except (pymupdf.mupdf.FzErrorBase, pymupdf.FileDataError):
-                text = ""
-                unreadable.append(index + 1)
-            texts.append(text)
-        skipped = 0
+        layers = _read_layers(doc)
+        texts, unreadable = layers.texts, layers.unreadable
+        to_read, skipped = layers.to_read, 0
         if ocr.max_pages == 0:  # OCR is switched off: those pages keep what text they have
             skipped, to_read = len(to_read), []
-        elif layered and scans.noisy_layer([texts[i] for i in layered]):
-            to_read = sorted(to_read + layered)
         if len(to_read) > ocr.max_pages:
             raise FileTooLarge(
                 f"{name} has {len(to_read):,} pages to read by OCR, more than the limit of "
@@ -423,8 +444,8 @@ def _extract_pdf(
         warnings = _pdf_warnings(name, count, len(ocr_pages), unreadable)
         if skipped:
             warnings.append(
-                f"{skipped} of {count} pages have no text layer (only images) and OCR is off "
-                "(setting max_ocr_pages), so their content is not searchable."
+                f"{skipped} of {count} pages have no usable text layer (only images, or a noisy "
+                "OCR layer) and OCR is off (setting max_ocr_pages), so they are not searchable."
             )
         warnings.extend(refused[:3])
         if doc.is_repaired:

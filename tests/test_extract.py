@@ -120,7 +120,9 @@ def test_owner_only_encrypted_pdf_opens_without_a_password() -> None:
 def test_scanned_pdf_with_an_ocr_layer_imports_its_layer_when_ocr_is_off() -> None:
     data = corpus("pdf/cjk_zh_scanned_ocr_auditor_letter.pdf").read_bytes()
     result = extract(data, "letter.pdf", ocr=NO_OCR)
-    assert len(result.pages) == 6 and result.warnings == ()
+    assert len(result.pages) == 6 and result.ocr_pages == ()
+    assert result.warnings[0].startswith("6 of 6 pages have no usable text layer")
+    assert "OCR is off" in result.warnings[0]
     assert "审计" in result.text or "财务" in result.text
 
 
@@ -211,7 +213,7 @@ def test_pdf_with_some_image_only_pages_imports_with_a_warning() -> None:
     )
     add_full_page_image(doc[1])
     result = extract(doc.tobytes(), "mixed.pdf", ocr=NO_OCR)
-    assert result.warnings[0].startswith("1 of 3 pages have no text layer")
+    assert result.warnings[0].startswith("1 of 3 pages have no usable text layer")
     assert "Page three too." in result.text
 
 

@@ -14,11 +14,12 @@ import pymupdf
 import pytest
 from PIL import Image
 
-from knownote.extract import OcrLimits, extract, pdf_page_text
+from knownote.extract import OcrLimits, extract, pdf_page_text, pdf_pages_to_ocr
 from knownote.ingest import import_file, ocr_progress_text
 from knownote.pdfpage import passage_pages
 from knownote.scans import has_invisible_layer_over_image, noisy_layer
-from tests.conftest import corpus_file
+from tests.conftest import DOCS, corpus_file
+from tests.test_corpus import OCR_PAGES, PASSWORDS
 from tests.test_limits import deflated, import_measured
 
 SENTENCE = "Harbour tides rise twice daily"
@@ -227,3 +228,22 @@ def test_a_transparent_png_is_read_on_white():
     out = io.BytesIO()
     transparent.save(out, "PNG")
     assert extract(out.getvalue(), "clear.png").text == SENTENCE
+
+
+PDFS = sorted((DOCS / "pdf").glob("*.pdf")) if DOCS.is_dir() else []
+
+
+@pytest.mark.skipif(not PDFS, reason=f"needs the shared corpus ({DOCS} is absent)")
+def test_on_every_page_of_the_corpus_only_scans_and_image_only_pages_go_to_ocr():
+    chosen = {}
+    for path in PDFS:
+        try:
+            doc = pymupdf.open(path)
+        except pymupdf.FileDataError:  # the empty file
+            continue
+        with doc:
+            if doc.needs_pass:
+                doc.authenticate(PASSWORDS[path.name])
+            if pages := pdf_pages_to_ocr(doc):
+                chosen[path.name] = pages
+    assert chosen == OCR_PAGES
