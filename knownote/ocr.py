@@ -27,6 +27,8 @@ import numpy as np
 from knownote.extract import _CHAR_MAP, clean_text
 
 Box = tuple[float, float, float, float]  # x0, y0, x1, y1
+# A run of blank pixel columns at least this share of the line box's height is a word space.
+SPACE_RUN = 0.2  # measured on three English paper pages at 200 dpi: 0.2 gave the lowest CER
 
 
 @dataclass(frozen=True)
@@ -117,7 +119,7 @@ def _restore_spaces(
     if hi - lo < 40:  # no contrast: nothing to measure
         return text, chars
     blank = ~(crop < (lo + hi) / 2).any(axis=0)
-    min_run = 0.25 * (y1 - y0)
+    min_run = SPACE_RUN * (y1 - y0)
     out_text: list[str] = [text[0]]
     out_boxes: list[Box | None] = [chars[0]]
     for i in range(1, len(text)):
