@@ -9,7 +9,8 @@ page's own text layer (`extract.pdf_page_text`). Character error rate (CER) is t
 over the length of the reference, on NFKC text with all whitespace removed (line breaks and
 reading order of a text layer are not the engine's to reproduce); "CER words" keeps single spaces
 between words, so it also counts word spaces the engine dropped or added. Pages per second are
-measured at --speed-dpi, with the peak resident memory of this process. Prints one table.
+measured at --speed-dpi (wall clock, and CPU time per page, which a busy machine does not
+inflate), with the peak resident memory of this process. Prints one table.
 
 Not used as a reference: paper_tam_review_sprouts.pdf, whose text layer maps most glyphs to
 control characters and symbols (OCR reads its pages far better than the layer does).
@@ -18,6 +19,7 @@ control characters and symbols (OCR reads its pages far better than the layer do
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import resource
 import sys
@@ -80,7 +82,7 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=2)
     args = parser.parse_args()
     rows = []
-    speed_pages, speed_seconds = 0, 0.0
+    speed_pages, speed_seconds, speed_cpu = 0, 0.0, 0.0
     for lang, names in SETS.items():
         pages = []
         for name in names:
@@ -89,13 +91,14 @@ def main() -> None:
         for dpi in sorted(set(args.dpi) | {args.speed_dpi}):
             errors = {False: 0, True: 0}
             lengths = {False: 0, True: 0}
-            seconds = 0.0
+            seconds = cpu = 0.0
             for page in pages:
                 reference = pdf_page_text(page)
                 image = pixels(page, dpi)
-                started = time.perf_counter()
+                started, started_cpu = time.perf_counter(), time.process_time()
                 read = page_text(recognise(image, args.threads)).text
                 seconds += time.perf_counter() - started
+                cpu += time.process_time() - started_cpu
                 for spaces in (False, True):
                     ref, hyp = normal(reference, spaces), normal(read, spaces)
                     errors[spaces] += edit_distance(ref, hyp)
@@ -103,6 +106,7 @@ def main() -> None:
             if dpi == args.speed_dpi:
                 speed_pages += len(pages)
                 speed_seconds += seconds
+                speed_cpu += cpu
             if dpi in args.dpi:
                 rows.append(
                     (
@@ -122,7 +126,10 @@ def main() -> None:
         print(f"{lang:<5}{dpi:>5}{n:>7}{chars:>8}{cer:>9.2%}{cer_words:>11.2%}{rate:>9.2f}")
     print(
         f"speed at {args.speed_dpi} dpi: {speed_pages / speed_seconds:.2f} pages/s over "
-        f"{speed_pages} pages ({args.threads} threads); peak RSS {peak:.0f} MB"
+        f"{speed_pages} pages ({args.threads} threads, load average {os.getloadavg()[0]:.1f}); "
+        f"CPU {speed_cpu / speed_pages:.1f} s a page, so at best "
+        f"{args.threads * speed_pages / speed_cpu:.2f} pages/s on {args.threads} idle cores; "
+        f"peak RSS {peak:.0f} MB"
     )
 
 
