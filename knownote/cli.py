@@ -12,7 +12,12 @@ from knownote.answer import ask
 from knownote.chats import export_markdown
 from knownote.embed import get_embedder
 from knownote.errors import KnowNoteError, NotFound
-from knownote.ingest import clean_filename, get_or_create_notebook, import_file
+from knownote.ingest import (
+    clean_filename,
+    get_or_create_notebook,
+    import_file,
+    ocr_progress_text,
+)
 from knownote.servers import connect
 from knownote.settings import Settings
 from knownote.store import Notebook, Store
@@ -34,6 +39,8 @@ class StderrProgress:
 
     def __call__(self, label: str, stage: str, done: int, total: int) -> None:
         line = f"{label}: {stage}" + (f" {done}/{total}" if total > 1 else "")
+        if stage == "ocr" and total:
+            line = f"{label}: {ocr_progress_text(done, total)}"
         if line == self.last:
             return
         self.last = line

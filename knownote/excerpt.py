@@ -24,6 +24,8 @@ STALE = "stale: the document changed"
 _CITATION = re.compile(r"\[(\d{1,3}(?:\s*,\s*\d{1,3})*)\]")
 _MARKDOWN_SPECIALS = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:&=])")
 
+OCR_TITLE = "Read by OCR from a page image: check the quote against the page."
+
 STYLE = """<style>
 .kn-card{border:1px solid rgba(49,51,63,.14);border-radius:.5rem;padding:.6rem .8rem;
   margin:0 0 .7rem 0;background:rgba(250,250,252,.9);scroll-margin-top:4rem}
@@ -38,6 +40,8 @@ STYLE = """<style>
 .kn-answer .kn-weak{font-size:.8em;color:rgba(49,51,63,.6);font-style:italic;margin-left:.3em}
 .kn-answer a.kn-suggest{font-size:.8em;color:#1d4ed8;text-decoration:none;margin-left:.3em}
 .kn-stale{font-size:.8rem;color:#9a3412;margin-bottom:.3rem}
+.kn-ocr{font-size:.65rem;font-weight:700;letter-spacing:.04em;border:1px solid #9a3412;
+  color:#9a3412;border-radius:.25rem;padding:0 .25rem;margin-left:.4rem;vertical-align:1px}
 .kn-answer p{margin:0 0 .6rem 0;line-height:1.55}
 .kn-answer a.kn-cite{text-decoration:none;font-weight:600;font-size:.85em;color:#1d4ed8}
 .kn-answer a.kn-cite:hover{text-decoration:underline}
@@ -204,11 +208,13 @@ def card_html(
     stale: bool = False,
     context: int = CONTEXT,
     spans: Sequence[tuple[int, int, str]] = (),
+    ocr: bool = False,
 ) -> str:
     """One citation card: anchor, header and highlighted excerpt (or a stale notice).
 
     `document_text` is the document's current extracted text, or None when it was deleted.
     The passage is highlighted only when that text still holds `passage_text` at [start, end).
+    `ocr` marks a passage whose text was read by OCR from a page image.
     """
     header = citation_header(n, title, page_start, page_end, start, end)
     stale = stale or document_text is None or is_stale(document_text, start, end, passage_text)
@@ -223,7 +229,8 @@ def card_html(
         )
     else:
         body = excerpt_html(document_text, start, end, context, spans)
-    return f'<div {attrs}><div class="kn-head">{html.escape(header)}</div>{body}</div>'
+    label = f'<span class="kn-ocr" title="{html.escape(OCR_TITLE)}">OCR</span>' if ocr else ""
+    return f'<div {attrs}><div class="kn-head">{html.escape(header)}{label}</div>{body}</div>'
 
 
 def answer_html(

@@ -14,8 +14,8 @@ import re
 import unicodedata
 import zipfile
 import zlib
-from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
 from urllib.parse import unquote
 
 import charset_normalizer
@@ -35,11 +35,28 @@ from knownote.errors import (
     UnreadableFile,
     UnsupportedFile,
 )
+from knownote.store import OcrPage
 
-SUPPORTED = "PDF, Word (.docx), PowerPoint (.pptx), EPUB, HTML, Markdown and plain text"
+SUPPORTED = (
+    "PDF, Word (.docx), PowerPoint (.pptx), EPUB, HTML, Markdown, plain text, "
+    "and scans or photos (PNG, JPEG, TIFF, WebP) read by OCR"
+)
 PAGE_SEPARATOR = "\n\n"
 # Ligatures are expanded ("ﬁ" -> "fi") so words are searchable; everything else is MuPDF's default.
 PDF_TEXT_FLAGS = pymupdf.TEXTFLAGS_TEXT & ~pymupdf.TEXT_PRESERVE_LIGATURES
+
+
+OcrProgress = Callable[[int, int], None]  # (pages read by OCR so far, pages to read)
+
+
+@dataclass(frozen=True)
+class OcrLimits:
+    """How pages are read by OCR, and the limits that keep a hostile file bounded."""
+
+    dpi: int = 200
+    max_megapixels: int = 100
+    max_pages: int = 200  # 0 switches OCR off
+    threads: int = 2
 
 
 @dataclass(frozen=True)
@@ -56,6 +73,7 @@ class Extracted:
     pages: tuple[Page, ...]  # empty for formats without pages (docx, html, txt, md)
     title: str | None
     warnings: tuple[str, ...]
+    ocr_pages: tuple[OcrPage, ...] = field(default=())  # pages read by OCR, with their boxes
 
 
 # ---------------------------------------------------------------- cleaning
@@ -125,7 +143,6 @@ _DECLARED_CHARSET = re.compile(
 )
 _HTML_MARKER = re.compile(r"<(html|head|body)[\s>]")
 _NOT_TEXT = re.compile(r"[\x00-\x08\x0e-\x1f\ufffd]")
-_IMAGE_MAGIC = (b"\x89PNG", b"\xff\xd8\xff", b"GIF8", b"II*\x00", b"MM\x00*")
 
 
 @dataclass(frozen=True)
@@ -268,11 +285,10 @@ def _sniff(data: bytes, name: str) -> tuple[str, zipfile.ZipFile | _Decoded | No
             raise UnreadableFile(
                 f"{name} is damaged: its ZIP container cannot be read. Download or export it again."
             ) from None
-    if data.startswith(_IMAGE_MAGIC):
-        raise UnsupportedFile(
-            f"{name} is an image, not a text document, and KnowNote has no OCR. "
-            f"Supported formats: {SUPPORTED}."
-        )
+    if data.startswith((b"\x89PNG", b"\xff\xd8\xff", b"GIF8", b"II*\x00", b"MM\x00*")) or (
+        data[:4] == b"RIFF" and data[8:12] == b"WEBP"
+    ):
+        return "image", None
     if data.startswith(b"{\\rtf"):
         raise UnsupportedFile(f"{name} is an RTF file. Save it as .docx or PDF and import that.")
     if _looks_like_html(data):
@@ -305,21 +321,6 @@ def pdf_page_text(page: pymupdf.Page) -> str:
     return clean_text(page.get_text("text", flags=PDF_TEXT_FLAGS))
 
 
-def _looks_scanned(page: pymupdf.Page, text: str) -> bool:
-    """A page with images and almost no text, or a full-page image and little text."""
-    chars = len("".join(text.split()))
-    if chars >= 200:
-        return False
-    images = page.get_image_info()
-    if not images:
-        return False
-    if chars < 50:
-        return True
-    page_area = page.rect.get_area()
-    covered = max((pymupdf.Rect(im["bbox"]) & page.rect).get_area() for im in images)
-    return covered >= 0.5 * page_area
-
-
 def _open_pdf(data: bytes, name: str, password: str | None) -> pymupdf.Document:
     try:
         doc = pymupdf.open(stream=data, filetype="pdf")
@@ -341,23 +342,67 @@ def _open_pdf(data: bytes, name: str, password: str | None) -> pymupdf.Document:
     return doc
 
 
-def _pdf_warnings(name: str, count: int, scanned: int, unreadable: list[int]) -> list[str]:
+def _pdf_warnings(name: str, count: int, ocr_read: int, unreadable: list[int]) -> list[str]:
     warnings = []
-    if scanned:
-        verb = "has" if scanned == 1 else "have"
-        warnings.append(
-            f"{scanned} of {count} pages {verb} no text layer (only images), so their content is "
-            "not searchable. Run OCR on the file if you need it."
-        )
+    if ocr_read:
+        warnings.append(ocr_warning(ocr_read))
     if unreadable:
         listed = ", ".join(map(str, unreadable[:10])) + (" …" if len(unreadable) > 10 else "")
         warnings.append(f"Some pages of {name} are damaged and could not be read: {listed}.")
     return warnings
 
 
+@dataclass(frozen=True)
+class _Layers:
+    texts: list[str]  # per page, its text layer's canonical text ("" when unreadable)
+    to_read: list[int]  # 0-based indices of the pages to read by OCR
+    unreadable: list[int]  # 1-based numbers of damaged pages
+
+
+def _read_layers(doc: pymupdf.Document) -> _Layers:
+    """Every page's text layer, and which pages need OCR instead (see `knownote.scans`)."""
+    from knownote import scans  # here: scans imports the OCR engine, which imports this module
+
+    texts, blank, layered, unreadable = [], [], [], []
+    for index in range(doc.page_count):
+        try:
+            page = doc.load_page(index)
+            text = pdf_page_text(page)
+            if scans.has_no_text_layer(page, text):
+                blank.append(index)
+            elif _text_chars(text) and scans.has_invisible_layer_over_image(page):
+                layered.append(index)
+        except (pymupdf.mupdf.FzErrorBase, pymupdf.FileDataError):
+            text = ""
+            unreadable.append(index + 1)
+        texts.append(text)
+    if layered and scans.noisy_layer([texts[i] for i in layered]):
+        blank = sorted(blank + layered)
+    return _Layers(texts, blank, unreadable)
+
+
+def pdf_pages_to_ocr(doc: pymupdf.Document) -> list[int]:
+    """The 1-based numbers of the pages of an open PDF that an import reads by OCR."""
+    return [index + 1 for index in _read_layers(doc).to_read]
+
+
+def ocr_warning(pages: int) -> str:
+    """What a source says about its pages read by OCR."""
+    what = "1 page" if pages == 1 else f"{pages:,} pages"
+    return f"{what} read by OCR; check quotes against the page image."
+
+
 def _extract_pdf(
-    data: bytes, name: str, password: str | None, max_chars: int, max_pages: int
+    data: bytes,
+    name: str,
+    password: str | None,
+    max_chars: int,
+    max_pages: int,
+    ocr: OcrLimits,
+    progress: OcrProgress | None,
 ) -> Extracted:
+    from knownote import scans  # here: scans imports the OCR engine, which imports this module
+
     with _open_pdf(data, name, password) as doc:
         count = doc.page_count
         if count > max_pages:
@@ -365,33 +410,68 @@ def _extract_pdf(
                 f"{name} has {count} pages, more than the limit of {max_pages}. "
                 "Split it into smaller files."
             )
-        texts, scanned, unreadable, total = [], [], [], 0
-        for index in range(count):
-            try:
-                page = doc.load_page(index)
-                text = pdf_page_text(page)
-                scanned.append(_looks_scanned(page, text))
-            except (pymupdf.mupdf.FzErrorBase, pymupdf.FileDataError):
-                text = ""
-                scanned.append(False)
-                unreadable.append(index + 1)
-            texts.append(text)
-            total += len(text) + len(PAGE_SEPARATOR)
-            if total > max_chars + len(PAGE_SEPARATOR):
-                raise _too_many_chars(name, max_chars)
-        if not any(
-            text and not is_scanned for text, is_scanned in zip(texts, scanned, strict=True)
-        ):
-            raise NoTextLayer(
-                f"{name} looks scanned: its pages have no text layer, so there is nothing to "
-                "search. Run OCR on it first (OCR is not built in)."
+        layers = _read_layers(doc)
+        texts, unreadable = layers.texts, layers.unreadable
+        to_read, skipped = layers.to_read, 0
+        if ocr.max_pages == 0:  # OCR is switched off: those pages keep what text they have
+            skipped, to_read = len(to_read), []
+        if len(to_read) > ocr.max_pages:
+            raise FileTooLarge(
+                f"{name} has {len(to_read):,} pages to read by OCR, more than the limit of "
+                f"{ocr.max_pages} (setting max_ocr_pages). Split it into smaller files."
             )
-        warnings = _pdf_warnings(name, count, sum(scanned), unreadable)
+        ocr_pages, refused = [], []
+        for n, index in enumerate(to_read):
+            if progress:
+                progress(n, len(to_read))
+            try:
+                texts[index], read = scans.ocr_pdf_page(doc.load_page(index), ocr, name)
+                ocr_pages.append(read)
+            except FileTooLarge as e:
+                texts[index], refused = "", [*refused, str(e)]
+        if progress and to_read:
+            progress(len(to_read), len(to_read))
+        total = sum(len(t) + len(PAGE_SEPARATOR) for t in texts)
+        if total > max_chars + len(PAGE_SEPARATOR):
+            raise _too_many_chars(name, max_chars)
+        if not any(texts):
+            if refused:
+                raise FileTooLarge(refused[0])
+            raise NoTextLayer(
+                f"{name} has no text: its pages hold neither a text layer nor anything OCR "
+                "could read."
+            )
+        warnings = _pdf_warnings(name, count, len(ocr_pages), unreadable)
+        if skipped:
+            warnings.append(
+                f"{skipped} of {count} pages have no usable text layer (only images, or a noisy "
+                "OCR layer) and OCR is off (setting max_ocr_pages), so they are not searchable."
+            )
+        warnings.extend(refused[:3])
         if doc.is_repaired:
             warnings.append(f"{name} was damaged and has been repaired; some text may be missing.")
         text, pages = _join_pages(texts)
         title = _good_title((doc.metadata or {}).get("title"))
-    return Extracted(text, "pdf", pages, title, tuple(warnings))
+    return Extracted(text, "pdf", pages, title, tuple(warnings), tuple(ocr_pages))
+
+
+def _text_chars(text: str) -> int:
+    return len("".join(text.split()))
+
+
+def _extract_image(
+    data: bytes, name: str, max_chars: int, ocr: OcrLimits, progress: OcrProgress | None
+) -> Extracted:
+    from knownote import scans  # here: scans imports the OCR engine, which imports this module
+
+    texts, ocr_pages = scans.read_image(data, name, ocr, progress)
+    if not any(texts):
+        raise NoTextLayer(f"{name} is an image in which OCR found no text.")
+    text, pages = _join_pages(texts)
+    if len(text) > max_chars:
+        raise _too_many_chars(name, max_chars)
+    warnings = (ocr_warning(len(ocr_pages)),)
+    return Extracted(text, "image", pages, None, warnings, tuple(ocr_pages))
 
 
 def _too_many_chars(name: str, max_chars: int) -> FileTooLarge:
@@ -773,12 +853,21 @@ def extract(
     *,
     max_chars: int = 20_000_000,
     max_pages: int = 5000,
+    ocr: OcrLimits | None = None,
+    progress: OcrProgress | None = None,
 ) -> Extracted:
-    """Canonical text, page ranges, title and warnings of one file; KnowNoteError if it can't."""
+    """Canonical text, page ranges, title and warnings of one file; KnowNoteError if it can't.
+
+    Pages without a text layer (or with a noisy OCR layer) and image files are read by OCR
+    within the `ocr` limits; `progress(done, total)` is called per page read so.
+    """
     name = _display_name(filename)
     kind, payload = _sniff(data, name)
+    ocr = ocr or OcrLimits()
     if kind == "pdf":
-        result = _extract_pdf(data, name, password, max_chars, max_pages)
+        result = _extract_pdf(data, name, password, max_chars, max_pages, ocr, progress)
+    elif kind == "image":
+        result = _extract_image(data, name, max_chars, ocr, progress)
     elif isinstance(payload, zipfile.ZipFile):
         _check_zip(payload, data, name, max_chars)
         if kind == "docx":

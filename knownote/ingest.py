@@ -9,13 +9,15 @@ from pathlib import PurePath
 
 from knownote.embed import Embedder, get_embedder
 from knownote.errors import FileTooLarge, KnowNoteError, ModelError, NotFound, PasswordRequired
+from knownote.extract import OcrLimits
 from knownote.settings import Settings
 from knownote.split import split
 from knownote.store import NewPassage, Notebook, Page, Store, sha256_hex
 from knownote.timelimit import extract_with_time_limit
 from knownote.tokenize import term_counts
 
-# progress(file name, stage, done, total); stages: extract, split, embed, store.
+# progress(file name, stage, done, total); stages: extract, split, embed, store, and "ocr"
+# (pages read by OCR, reported during extract).
 Progress = Callable[[str, str, int, int], None]
 STAGES = ("extract", "split", "embed", "store")
 
@@ -62,6 +64,22 @@ def page_of(page_starts: Sequence[int], pages: Sequence[Page], offset: int) -> i
     return pages[max(i, 0)].number
 
 
+def ocr_limits(settings: Settings) -> OcrLimits:
+    return OcrLimits(
+        dpi=settings.ocr_dpi,
+        max_megapixels=settings.max_image_megapixels,
+        max_pages=settings.max_ocr_pages,
+        threads=settings.ocr_threads,
+    )
+
+
+def ocr_progress_text(done: int, total: int) -> str:
+    """What the import says while pages are read by OCR."""
+    if done >= total:
+        return f"Read {total:,} pages by OCR" if total != 1 else "Read 1 page by OCR"
+    return f"Reading page {done + 1:,} of {total:,} by OCR"
+
+
 def get_or_create_notebook(store: Store, name: str, settings: Settings) -> Notebook:
     notebook = store.notebook_by_name(name)
     if notebook is not None:
@@ -106,6 +124,8 @@ def import_file(
             max_chars=settings.max_text_chars,
             max_pages=settings.max_pages,
             seconds=settings.max_extract_seconds,
+            ocr=ocr_limits(settings),
+            progress=lambda done, total: report("ocr", done, total),
         )
         report("split", 0, 1)
         text = extracted.text
@@ -150,6 +170,7 @@ def import_file(
                     passages=passages,
                     vectors=vectors,
                     warnings=extracted.warnings,
+                    ocr_pages=extracted.ocr_pages,
                 )
             finally:
                 store.discard_file_if_unused(digest)

@@ -196,6 +196,21 @@ def m005_signed_passage_codes(db: duckdb.DuckDBPyConnection) -> None:
             )
 
 
+def m006_ocr_pages(db: duckdb.DuckDBPyConnection) -> None:
+    # Pages read by OCR: per character of the page's text, its box on the page (x0, y0, x1, y1
+    # as little-endian float32, NaN where no ink) and its line number (int32).
+    db.execute(
+        """
+        CREATE TABLE ocr_pages (
+            document_id BIGINT NOT NULL,
+            page_no INTEGER NOT NULL,
+            boxes BLOB NOT NULL,
+            lines BLOB NOT NULL
+        )
+        """
+    )
+
+
 def m008_support_spans(db: duckdb.DuckDBPyConnection) -> None:
     # Per sentence of an answer, the span of a passage it leans on (knownote.support).
     db.execute(
@@ -224,6 +239,7 @@ MIGRATIONS: list[Migration] = [
     m003_passage_codes,
     m004_document_passage_counts,
     m005_signed_passage_codes,
+    m006_ocr_pages,
     m008_support_spans,
 ]
 

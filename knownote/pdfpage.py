@@ -32,9 +32,10 @@ from knownote.extract import (
     _SURROGATES,
     _TRAILING_SPACE,
     PDF_TEXT_FLAGS,
+    OcrLimits,
     clean_text,
 )
-from knownote.store import Document, Store
+from knownote.store import Document, OcrPage, Store
 
 Box = tuple[float, float, float, float]  # x0, y0, x1, y1 in unrotated page coordinates
 
@@ -354,11 +355,15 @@ def render_page(
     zoom: float,
     whole_page: bool = True,
     strong: Sequence[tuple[int, int]] = (),
+    glyphs: PageGlyphs | None = None,
 ) -> PageImage:
     """Page `page_no` (1-based) with `stored[start:end]` highlighted, `stored` being its text,
-    and each `strong` range of `stored` highlighted more strongly."""
+    and each `strong` range of `stored` highlighted more strongly.
+
+    `glyphs` are the page's boxes when they do not come from its text layer (a page read by OCR).
+    """
     page = doc.load_page(page_no - 1)
-    glyphs = _GLYPHS.get((key, page_no), lambda: page_glyphs(page))
+    glyphs = glyphs or _GLYPHS.get((key, page_no), lambda: page_glyphs(page))
     if glyphs.text != stored:
         raise PageMismatch(_mismatch(page_no, "it reads differently now than when imported"))
     pix = _PIXMAPS.get(
@@ -416,7 +421,8 @@ def passage_pages(
     if not 0 <= start <= end <= len(text):
         raise NotFound(f"Characters {start:,}–{end:,} are outside {document.title}.")
     pages = [p for p in store.pages(document_id) if p.start < end and start < p.end]
-    with _LOCK, _open(path, document.title, password) as doc:
+    opener = _open if document.kind == "pdf" else _image_opener({p.number for p in pages})
+    with _LOCK, opener(path, document.title, password) as doc:
         images = []
         for p in pages:
             lo, hi = max(start, p.start) - p.start, min(end, p.end) - p.start
@@ -427,16 +433,57 @@ def passage_pages(
                     for a, b in spans
                     if a < min(end, p.end) and max(start, p.start) < b
                 ]
+                glyphs = _ocr_glyphs(store.ocr_page(document_id, p.number), stored)
                 images.append(
                     render_page(
-                        doc, document.sha256, p.number, stored, lo, hi, zoom, whole_page, strong
+                        doc,
+                        document.sha256,
+                        p.number,
+                        stored,
+                        lo,
+                        hi,
+                        zoom,
+                        whole_page,
+                        strong,
+                        glyphs,
                     )
                 )
     return images
 
 
+def _ocr_glyphs(ocr: OcrPage | None, stored: str) -> PageGlyphs | None:
+    """The boxes of a page read by OCR, checked to be one per character of its stored text."""
+    if ocr is None:
+        return None
+    if len(ocr.boxes) != len(stored) or len(ocr.lines) != len(stored):
+        raise PageMismatch(
+            f"Page {ocr.number} cannot be highlighted exactly: its OCR boxes do not match its "
+            "text. The extracted text above is still exact."
+        )
+    boxes = tuple(
+        None if np.isnan(b[0]) else (float(b[0]), float(b[1]), float(b[2]), float(b[3]))
+        for b in ocr.boxes
+    )
+    return PageGlyphs(stored, boxes, tuple(int(n) for n in ocr.lines))
+
+
+def _image_opener(wanted: set[int]) -> Callable[[Path, str, str | None], pymupdf.Document]:
+    """Opens an image source as a PDF of its frames (only `wanted` pages are drawn)."""
+
+    def open_image(path: Path, name: str, password: str | None) -> pymupdf.Document:
+        from knownote.scans import image_document  # here: loads Pillow only for image sources
+
+        try:
+            data = path.read_bytes()
+        except OSError:
+            raise NotFound(f"The original file of {name} cannot be opened any more.") from None
+        return image_document(data, name, OcrLimits(), wanted)
+
+    return open_image
+
+
 def _original(store: Store, document: Document) -> Path:
-    if document.kind != "pdf":
+    if document.kind not in ("pdf", "image"):
         raise NotFound(f"{document.title} is not a PDF, so it has no pages to show.")
     path = store.file_path(document.sha256)
     if path is None or not path.exists():

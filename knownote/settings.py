@@ -144,6 +144,32 @@ class Settings:
         },
     )
 
+    ocr_dpi: int = field(
+        default_factory=lambda: int(os.environ.get("KNOWNOTE_OCR_DPI") or 200),
+        metadata={
+            "help": "Resolution at which PDF pages without a text layer are read by OCR "
+            "(env KNOWNOTE_OCR_DPI)."
+        },
+    )
+    ocr_threads: int = field(
+        default_factory=lambda: int(os.environ.get("KNOWNOTE_OCR_THREADS") or 2),
+        metadata={"help": "CPU threads the OCR engine uses (env KNOWNOTE_OCR_THREADS)."},
+    )
+    max_ocr_pages: int = field(
+        default_factory=lambda: int(os.environ.get("KNOWNOTE_MAX_OCR_PAGES") or 200),
+        metadata={
+            "help": "Most pages (or image frames) read by OCR per file; 0 switches OCR off "
+            "(env KNOWNOTE_MAX_OCR_PAGES)."
+        },
+    )
+    max_image_megapixels: int = field(
+        default_factory=lambda: int(os.environ.get("KNOWNOTE_MAX_IMAGE_MEGAPIXELS") or 100),
+        metadata={
+            "help": "Largest image accepted for OCR, in megapixels, checked before decoding "
+            "(env KNOWNOTE_MAX_IMAGE_MEGAPIXELS)."
+        },
+    )
+
     @property
     def db_path(self) -> Path:
         return self.home / "knownote.duckdb"

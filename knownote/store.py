@@ -77,6 +77,15 @@ class NewPassage:
     terms: dict[str, int]
 
 
+@dataclass(frozen=True)
+class OcrPage:
+    """A page read by OCR: per character of its text, a box in page coordinates (NaN: none)."""
+
+    number: int
+    boxes: np.ndarray  # (n, 4) float32: x0, y0, x1, y1
+    lines: np.ndarray  # (n,) int32: the recognised line each character belongs to
+
+
 def vectors_table(dim: int) -> str:
     """Vectors live in one table per dimension, as fixed-size FLOAT[dim] arrays."""
     return f"vectors_{int(dim)}"
@@ -339,6 +348,7 @@ class Store:
         passages: Sequence[NewPassage],
         vectors: np.ndarray,
         warnings: Sequence[str] = (),
+        ocr_pages: Sequence[OcrPage] = (),
     ) -> int | None:
         """Store a document with all its passages in one transaction.
 
@@ -385,7 +395,38 @@ class Store:
                 )
             if passages:
                 self._insert_passages(db, notebook_id, document_id, text, passages, vectors, table)
+            if ocr_pages:
+                db.executemany(
+                    "INSERT INTO ocr_pages (document_id, page_no, boxes, lines) "
+                    "VALUES (?, ?, ?, ?)",
+                    [
+                        (
+                            document_id,
+                            p.number,
+                            p.boxes.astype("<f4").tobytes(),
+                            p.lines.astype("<i4").tobytes(),
+                        )
+                        for p in ocr_pages
+                    ],
+                )
         return document_id
+
+    def ocr_page(self, document_id: int, page_no: int) -> OcrPage | None:
+        """The boxes of a page read by OCR, or None when the page was not."""
+        row = self._one(
+            "SELECT boxes, lines FROM ocr_pages WHERE document_id = ? AND page_no = ?",
+            [document_id, page_no],
+        )
+        if row is None:
+            return None
+        boxes = np.frombuffer(row[0], dtype="<f4").reshape(-1, 4)
+        return OcrPage(page_no, boxes, np.frombuffer(row[1], dtype="<i4"))
+
+    def ocr_page_numbers(self, document_id: int) -> list[int]:
+        rows = self._all(
+            "SELECT page_no FROM ocr_pages WHERE document_id = ? ORDER BY page_no", [document_id]
+        )
+        return [row[0] for row in rows]
 
     def _insert_passages(
         self,
@@ -481,6 +522,7 @@ class Store:
         db.execute("DELETE FROM passage_codes WHERE document_id = ?", [document_id])
         db.execute("DELETE FROM passages WHERE document_id = ?", [document_id])
         db.execute("DELETE FROM pages WHERE document_id = ?", [document_id])
+        db.execute("DELETE FROM ocr_pages WHERE document_id = ?", [document_id])
         db.execute("DELETE FROM documents WHERE id = ?", [document_id])
 
     def vectors(self, document_id: int) -> np.ndarray:

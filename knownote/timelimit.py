@@ -8,6 +8,8 @@ waiting thread only waits on a pipe, so the app stays responsive meanwhile.
 
 The limit scales with the file: `seconds` per page (PDF pages as the child counts them, at least
 one), so a long book or a long scan that is slow page by page is never stopped for its length.
+Each page read by OCR is reported back to the parent and gives the child another `seconds`, so a
+many-frame image that the page count cannot see is not stopped for its length either.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ import time
 from pathlib import Path
 
 from knownote.errors import ExtractionTimeout, KnowNoteError, UnreadableFile
-from knownote.extract import Extracted, extract
+from knownote.extract import Extracted, OcrLimits, OcrProgress, extract
 
 _ROOT = str(Path(__file__).resolve().parents[1])
 
@@ -50,9 +52,14 @@ def _child() -> None:
     out = sys.stdout.buffer
     args = pickle.loads(sys.stdin.buffer.read())
     _send(out, b"P", struct.pack("<Q", count_parts(args["data"])))
+
+    def progress(done: int, total: int) -> None:
+        _send(out, b"G", struct.pack("<QQ", done, total))
+
     try:
         extracted = extract(args["data"], args["filename"], args["password"],
-                            max_chars=args["max_chars"], max_pages=args["max_pages"])  # fmt: skip
+                            max_chars=args["max_chars"], max_pages=args["max_pages"],
+                            ocr=args["ocr"], progress=progress)  # fmt: skip
         result = ("done", extracted)
     except KnowNoteError as e:
         result = ("refused", e)
@@ -70,8 +77,13 @@ def extract_with_time_limit(
     max_pages: int,
     seconds: float,
     label: str | None = None,
+    ocr: OcrLimits | None = None,
+    progress: OcrProgress | None = None,
 ) -> Extracted:
-    """`extract()` in a child process, stopped after `seconds` per page (see the module)."""
+    """`extract()` in a child process, stopped after `seconds` per page (see the module).
+
+    `progress(done, total)` is called in this process for each page the child reads by OCR.
+    """
     name = label or filename
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(
         p for p in (_ROOT, os.environ.get("PYTHONPATH")) if p)}  # fmt: skip
@@ -86,7 +98,7 @@ def extract_with_time_limit(
         try:
             child.stdin.write(pickle.dumps({"data": data, "filename": filename,
                                             "password": password, "max_chars": max_chars,
-                                            "max_pages": max_pages}))  # fmt: skip
+                                            "max_pages": max_pages, "ocr": ocr}))  # fmt: skip
             child.stdin.close()
         except BrokenPipeError:
             pass
@@ -98,6 +110,12 @@ def extract_with_time_limit(
                     kind, payload = message
                     if kind == b"P":
                         limit = seconds * max(1, struct.unpack("<Q", payload)[0])
+                        continue
+                    if kind == b"G":
+                        done, total = struct.unpack("<QQ", payload)
+                        limit = max(limit, time.monotonic() - started + seconds)
+                        if progress:
+                            progress(done, total)
                         continue
                     return _result(pickle.loads(payload), name)
                 remaining = started + limit - time.monotonic()

@@ -20,7 +20,13 @@ MUST_FAIL = {
     "broken_empty_0_bytes.pdf": r"empty",
     "broken_unreadable_pages_tree.pdf": r"damaged|unreadable|no pages",
     "broken_truncated_multicolumn.pdf": r"damaged|unreadable|truncated|no pages",
-    "scan_book_page_image_only.pdf": r"scanned",
+}
+# Pages read by OCR: the scans, and the pages whose only content is an image (Free Culture's
+# cover, and p. 255, a full-page figure under a running head). No other page of the corpus.
+OCR_PAGES = {
+    "cjk_zh_scanned_ocr_auditor_letter.pdf": [1, 2, 3, 4, 5, 6],
+    "scan_book_page_image_only.pdf": [1],
+    "book_free_culture_lessig_352p.pdf": [1, 255],
 }
 FILES = sorted(p for p in DOCS.rglob("*") if p.is_file()) if DOCS.is_dir() else []
 
@@ -60,6 +66,7 @@ def test_corpus_file_imports_or_fails_as_expected(corpus_store, path):
     result = run_import(corpus_store, path, password=PASSWORDS.get(path.name))
     assert result.status == "imported", result.error
     assert_document_invariants(store, result.document_id, settings.passage_size)
+    assert store.ocr_page_numbers(result.document_id) == OCR_PAGES.get(path.name, [])
 
 
 def _sha(path):

@@ -296,3 +296,10 @@ def test_page_markers_for_a_window_of_pages_only():
     text = "one\n\ntwo\n\nthree"
     shown = text_with_page_markers(text, [(2, 5, 8)], whole=False)
     assert shown == "── page 2 · chars 5–8 ──\ntwo"
+
+
+def test_a_card_of_text_read_by_ocr_carries_an_ocr_label():
+    assert 'class="kn-ocr"' not in card("hello world", 6, 11)
+    html = card("hello world", 6, 11, ocr=True)
+    assert '<span class="kn-ocr" title="Read by OCR from a page image' in html
+    assert marked(html) == "world"

@@ -24,7 +24,16 @@ from knownote.errors import (
     UnreadableFile,
     UnsupportedFile,
 )
-from knownote.extract import Extracted, clean_text, detect_kind, extract, pdf_page_text
+from knownote.extract import (
+    Extracted,
+    OcrLimits,
+    clean_text,
+    detect_kind,
+    extract,
+    pdf_page_text,
+)
+
+NO_OCR = OcrLimits(max_pages=0)  # tests of the text layer; OCR has its own tests (test_scans)
 
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
 DOCS = CORPUS / "docs"
@@ -33,7 +42,6 @@ EXPECTED_ERRORS = {
     "broken_empty_0_bytes.pdf": (UnreadableFile, r"is empty \(0 bytes\)"),
     "broken_unreadable_pages_tree.pdf": (UnreadableFile, "is damaged"),
     "broken_truncated_multicolumn.pdf": (UnreadableFile, "is damaged"),
-    "scan_book_page_image_only.pdf": (NoTextLayer, "looks scanned.*Run OCR"),
 }
 CORPUS_FILES = sorted(p.relative_to(DOCS).as_posix() for p in DOCS.glob("*/*")) or ["(absent)"]
 
@@ -88,7 +96,7 @@ def test_every_corpus_file_imports_or_fails_with_the_expected_error(relative: st
         with pytest.raises(error, match=re.escape(path.name) + " " + message):
             extract(data, path.name)
         return
-    result = extract(data, path.name, PASSWORDS.get(path.name))
+    result = extract(data, path.name, PASSWORDS.get(path.name), ocr=NO_OCR)
     assert_well_formed(result)
     assert len(result.text.strip()) > 100
     real_html = path.name.startswith("txt_actually_html")
@@ -109,17 +117,19 @@ def test_owner_only_encrypted_pdf_opens_without_a_password() -> None:
     assert len(extract(data, "copy_protected.pdf").pages) == 2
 
 
-def test_scanned_pdf_with_an_ocr_layer_imports() -> None:
+def test_scanned_pdf_with_an_ocr_layer_imports_its_layer_when_ocr_is_off() -> None:
     data = corpus("pdf/cjk_zh_scanned_ocr_auditor_letter.pdf").read_bytes()
-    result = extract(data, "letter.pdf")
-    assert len(result.pages) == 6 and result.warnings == ()
+    result = extract(data, "letter.pdf", ocr=NO_OCR)
+    assert len(result.pages) == 6 and result.ocr_pages == ()
+    assert result.warnings[0].startswith("6 of 6 pages have no usable text layer")
+    assert "OCR is off" in result.warnings[0]
     assert "审计" in result.text or "财务" in result.text
 
 
 def test_long_book_extracts_in_a_couple_of_seconds_with_ligatures_expanded() -> None:
     data = corpus("pdf/book_free_culture_lessig_352p.pdf").read_bytes()
     started = time.perf_counter()
-    result = extract(data, "free_culture.pdf")
+    result = extract(data, "free_culture.pdf", ocr=NO_OCR)  # its cover page is an image
     assert time.perf_counter() - started < 3.0
     assert len(result.pages) == 352 and result.title == "Free Culture"
     assert "ﬁ" not in result.text and "first" in result.text
@@ -190,10 +200,10 @@ def test_truncated_pdf_is_unreadable_not_a_traceback() -> None:
         extract(data[: len(data) // 3], "cut.pdf")
 
 
-def test_image_only_pdf_looks_scanned() -> None:
+def test_image_only_pdf_without_anything_to_read_has_no_text() -> None:
     doc = pymupdf.open()
     add_full_page_image(doc.new_page())
-    with pytest.raises(NoTextLayer, match=r"scan\.pdf looks scanned"):
+    with pytest.raises(NoTextLayer, match=r"scan\.pdf has no text"):
         extract(doc.tobytes(), "scan.pdf")
 
 
@@ -202,8 +212,8 @@ def test_pdf_with_some_image_only_pages_imports_with_a_warning() -> None:
         stream=make_pdf("Page one has words.", "", "Page three too."), filetype="pdf"
     )
     add_full_page_image(doc[1])
-    result = extract(doc.tobytes(), "mixed.pdf")
-    assert result.warnings[0].startswith("1 of 3 pages has no text layer")
+    result = extract(doc.tobytes(), "mixed.pdf", ocr=NO_OCR)
+    assert result.warnings[0].startswith("1 of 3 pages have no usable text layer")
     assert "Page three too." in result.text
 
 
@@ -512,7 +522,7 @@ def test_legacy_office_file_is_unsupported_with_a_hint_to_resave() -> None:
 def test_binary_file_is_unsupported_and_lists_the_supported_formats() -> None:
     with pytest.raises(UnsupportedFile, match=r"data\.bin is not a format.*PDF"):
         extract(bytes(range(256)) * 8, "data.bin")
-    with pytest.raises(UnsupportedFile, match="image"):
+    with pytest.raises(UnreadableFile, match="damaged or truncated image"):
         extract(b"\x89PNG\r\n\x1a\n" + bytes(100), "photo.png")
 
 

@@ -105,3 +105,16 @@ def test_answers_get_a_table_of_support_spans(store):
         "message_id", "sentence", "sentence_start", "sentence_end", "n", "document_id",
         "start", "end", "text", "score", "suggested", "weak",
     ]  # fmt: skip
+
+
+def test_ocr_pages_table_holds_boxes_and_lines_per_page(store):
+    columns = store.db.execute(
+        "SELECT column_name, data_type FROM information_schema.columns "
+        "WHERE table_name = 'ocr_pages' ORDER BY ordinal_position"
+    ).fetchall()
+    assert columns == [
+        ("document_id", "BIGINT"),
+        ("page_no", "INTEGER"),
+        ("boxes", "BLOB"),
+        ("lines", "BLOB"),
+    ]

@@ -256,6 +256,7 @@ def card(store: Store, answer: Answer, passage: SourcePassage) -> str:
         document_text=document_text(str(store.path), passage.document_id, store),
         stale=passage.stale,
         spans=card_spans(span_anchors(answer.message_id or 0, answer.supports), passage.n),
+        ocr=read_by_ocr(store, passage),
     )
 
 
@@ -263,3 +264,11 @@ def spans(answer: Answer, passage: SourcePassage) -> tuple[tuple[int, int], ...]
     """The support spans drawn strongly inside a passage's card (document offsets)."""
     anchors = span_anchors(answer.message_id or 0, answer.supports)
     return tuple((a, b) for a, b, _ in card_spans(anchors, passage.n))
+
+
+def read_by_ocr(store: Store, passage: SourcePassage) -> bool:
+    """Whether any page of the passage was read by OCR."""
+    if passage.page_start is None:
+        return False
+    last = passage.page_end or passage.page_start
+    return any(passage.page_start <= n <= last for n in store.ocr_page_numbers(passage.document_id))

@@ -57,7 +57,7 @@ def page_view(
         document = store.document(passage.document_id)
     except NotFound:
         return
-    if document.kind != "pdf":
+    if document.kind not in ("pdf", "image"):
         return
     key = f"{message_id}_{passage.n}"
     if not st.toggle("Show on page", value=shown, key=f"on_page_{key}"):
@@ -86,7 +86,8 @@ def page_view(
             )
             st.image(
                 image.crop_png,
-                caption=f"p. {image.page} of the PDF: the cited passage is highlighted"
+                caption=f"p. {image.page} of the {'image' if document.kind == 'image' else 'PDF'}: "
+                "the cited passage is highlighted"
                 + (", the span an answer sentence leans on more strongly" if spans else ""),
                 alt=f"Part of page {image.page} showing {what}",
                 width="stretch",

@@ -10,7 +10,7 @@ from knownote.embed import Embedder
 from knownote.errors import NotFound
 from knownote.excerpt import escape_markdown, text_with_page_markers
 from knownote.extract import SUPPORTED
-from knownote.ingest import STAGES, ImportResult, import_file
+from knownote.ingest import STAGES, ImportResult, import_file, ocr_progress_text
 from knownote.settings import Settings
 from knownote.store import Document, Notebook, Store, sha256_hex
 from knownote.ui.common import ALREADY_DELETED, confirming, document_text, set_confirm
@@ -29,6 +29,7 @@ STAGE_LABELS = {
     "split": "Splitting into passages",
     "embed": "Embedding passages",
     "store": "Saving",
+    "ocr": "Reading pages by OCR",
 }
 
 
@@ -113,6 +114,8 @@ def import_with_progress(
             text = STAGE_LABELS.get(stage, stage)
             if stage == "embed" and total:
                 text += f" ({done:,} of {total:,})"
+            if stage == "ocr" and total:
+                text = ocr_progress_text(done, total)
             bar.progress(min((i + part) / len(STAGES), 1.0), text=text)
 
         result = import_file(
