@@ -6,6 +6,7 @@ lock, and only the final transaction holds it. Questions in any notebook go on m
 
 from __future__ import annotations
 
+import atexit
 import logging
 import threading
 from collections.abc import Callable
@@ -28,6 +29,11 @@ class ImportCancelled(Exception):
     """
 
 
+class ImportStopped(Exception):
+    """Raised from the progress callback when the process stops: the job is left as it is, and
+    the next start lists it as interrupted."""
+
+
 class ImportWorker:
     """Takes queued jobs and runs `import_file` on them with a progress callback into the row."""
 
@@ -47,9 +53,12 @@ class ImportWorker:
         self.queue.recover()
         self._thread = threading.Thread(target=self._loop, name="knownote-imports", daemon=True)
         self._thread.start()
+        # A daemon thread killed inside DuckDB at interpreter exit aborts the process: stop first.
+        atexit.register(self.stop, 10.0)
         return self
 
     def stop(self, timeout: float = 30.0) -> None:
+        """Stop after the running job's next stage boundary (it stays unfinished)."""
         self._stop.set()
         self._wake.set()
         if self._thread is not None:
@@ -103,6 +112,8 @@ class ImportWorker:
             return
 
         def progress(label: str, stage: str, done: int, total: int) -> None:
+            if self._stop.is_set() and (stage != "store" or done == 0):
+                raise ImportStopped
             cancel = self.queue.report(job.id, label, stage, done, total)
             # The last boundary is the start of the store stage: after it the document commits.
             if cancel and (stage != "store" or done == 0):
@@ -122,6 +133,8 @@ class ImportWorker:
         except ImportCancelled:
             self.queue.finish(job.id, CANCELLED)
             self._forget_if_notebook_gone(job)
+            return
+        except ImportStopped:
             return
         if result.needs_password:
             self.queue.wait_for_password(job.id, wrong=password is not None)

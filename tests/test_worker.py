@@ -117,6 +117,17 @@ def test_cancelling_a_running_import_stores_nothing(worker, store, notebook, set
     consistent(store, settings)
 
 
+def test_stopping_the_process_mid_import_leaves_the_job_unfinished(worker, store, notebook):
+    text = "\n\n".join(f"Paragraph {i} about stopping and starting again." * 8 for i in range(40))
+    worker.start()
+    job = worker.queue.enqueue(notebook.id, "long.txt", text.encode(), 500)
+    worker.wake()
+    wait_for(lambda: worker.queue.job(job.id).stage == "embed")
+    worker.stop()
+    assert worker.queue.job(job.id).status == RUNNING  # the next start says interrupted
+    assert store.documents(notebook.id) == []
+
+
 def test_the_thread_imports_what_is_queued_while_it_runs(worker, store, notebook, settings):
     worker.start()
     try:
