@@ -91,7 +91,7 @@ def live_row(worker: ImportWorker, job: Job) -> None:
     name = escape_markdown(job.filename)
     info, action = st.columns([6, 1], vertical_alignment="center")
     if job.status == QUEUED:
-        info.markdown(f"⏳ {name}: waiting to be imported")
+        info.markdown(f"{name}: waiting to be imported")
         action.button(
             "Remove", key=f"remove_job_{job.id}", on_click=worker.queue.remove, args=(job.id,)
         )
@@ -145,7 +145,7 @@ def job_outcome(worker: ImportWorker, job: Job) -> None:
 
 def interrupted_row(worker: ImportWorker, job: Job) -> None:
     info, again, remove = st.columns([5, 2, 1], vertical_alignment="center")
-    info.markdown(f"⏸ {escape_markdown(job.filename)}: interrupted when the app stopped")
+    info.markdown(f"{escape_markdown(job.filename)}: interrupted when the app stopped")
     again.button(
         "Import again", key=f"again_job_{job.id}", on_click=import_again, args=(worker, job.id)
     )
