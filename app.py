@@ -15,6 +15,7 @@ from knownote.access import expected_password, password_matches
 from knownote.embed import Embedder, get_embedder
 from knownote.errors import KnowNoteError, NotFound
 from knownote.excerpt import STYLE, escape_markdown
+from knownote.jobs import JobQueue
 from knownote.llm import EXAMPLE_MODEL
 from knownote.retrieve import MODES
 from knownote.servers import AnswerServers, connect
@@ -22,6 +23,7 @@ from knownote.settings import Settings
 from knownote.store import Notebook, Store
 from knownote.ui.archive import archive_sidebar
 from knownote.ui.common import ALREADY_DELETED, confirming, set_confirm
+from knownote.worker import ImportWorker
 
 st.set_page_config(page_title="KnowNote", page_icon="📓", layout="wide")
 
@@ -43,6 +45,12 @@ def open_store(path: str) -> Store:
 def cached_embedder(name: str) -> Embedder:
     """The embedder object; its model loads only when an import or a question first needs it."""
     return get_embedder(name)
+
+
+@st.cache_resource(show_spinner=False)
+def import_worker(path: str) -> ImportWorker:
+    """The one import worker of this process (DuckDB has one writer); it starts with the app."""
+    return ImportWorker(JobQueue(open_store(path)), BASE, cached_embedder).start()
 
 
 @st.cache_resource(ttl=60, show_spinner=False)
@@ -197,6 +205,7 @@ def delete_notebook(store: Store, notebook: Notebook) -> None:
     except NotFound:  # deleted meanwhile, in another window
         st.session_state["flash"] = ("info", ALREADY_DELETED.format(what="notebook"))
         return
+    import_worker(str(BASE.db_path)).queue.forget_notebook(notebook.id)
     shown = escape_markdown(notebook.name)
     st.session_state["flash"] = ("info", f"Deleted the notebook “{shown}”.")
 
@@ -256,6 +265,7 @@ def main() -> None:
     st.html(STYLE)
     try:
         store = open_store(str(BASE.db_path))
+        worker = import_worker(str(BASE.db_path))
     except KnowNoteError as e:
         st.error(str(e))
         st.stop()
@@ -289,7 +299,7 @@ def main() -> None:
     if view == "Sources":
         from knownote.ui.sources import sources_view
 
-        sources_view(store, notebook, settings, cached_embedder)
+        sources_view(store, notebook, settings, worker)
     else:
         from knownote.ui.chat import chat_view
 

@@ -233,6 +233,39 @@ def m008_support_spans(db: duckdb.DuckDBPyConnection) -> None:
     )
 
 
+def m011_import_jobs(db: duckdb.DuckDBPyConnection) -> None:
+    # The import queue: one row per uploaded file, worked through by the app's import worker.
+    # The original bytes wait beside the database under their sha256 until the job ends.
+    db.execute("CREATE SEQUENCE import_job_ids START 1")
+    db.execute(
+        """
+        CREATE TABLE import_jobs (
+            id BIGINT PRIMARY KEY DEFAULT nextval('import_job_ids'),
+            notebook_id BIGINT NOT NULL,
+            filename VARCHAR NOT NULL,
+            sha256 VARCHAR NOT NULL,
+            size BIGINT NOT NULL,
+            passage_size INTEGER NOT NULL,
+            status VARCHAR NOT NULL DEFAULT 'queued',
+            label VARCHAR,
+            stage VARCHAR,
+            done BIGINT NOT NULL DEFAULT 0,
+            total BIGINT NOT NULL DEFAULT 0,
+            cancel_requested BOOLEAN NOT NULL DEFAULT false,
+            password_wrong BOOLEAN NOT NULL DEFAULT false,
+            document_id BIGINT,
+            pages INTEGER NOT NULL DEFAULT 0,
+            passages INTEGER NOT NULL DEFAULT 0,
+            chars BIGINT NOT NULL DEFAULT 0,
+            warnings VARCHAR[] NOT NULL DEFAULT [],
+            error VARCHAR,
+            created_at TIMESTAMP NOT NULL DEFAULT current_timestamp,
+            finished_at TIMESTAMP
+        )
+        """
+    )
+
+
 MIGRATIONS: list[Migration] = [
     m001_documents_and_passages,
     m002_chats,
@@ -241,6 +274,7 @@ MIGRATIONS: list[Migration] = [
     m005_signed_passage_codes,
     m006_ocr_pages,
     m008_support_spans,
+    m011_import_jobs,
 ]
 
 

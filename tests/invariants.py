@@ -99,6 +99,25 @@ def assert_store_consistent(store: Store, size: int, overlap: int) -> int:
     return checked
 
 
+def assert_queue_consistent(store: Store) -> None:
+    """The import queue's folder holds exactly the files its unfinished jobs wait with, and an
+    imported job points at its document."""
+    from knownote.jobs import IMPORTED, UNFINISHED, JobQueue
+
+    queue = JobQueue(store)
+    jobs = queue.jobs()
+    waiting = {job.sha256 for job in jobs if job.status in UNFINISHED}
+    folder = queue.files_dir
+    kept = {entry.name for entry in folder.iterdir()} if folder and folder.is_dir() else set()
+    assert kept == waiting, (
+        f"queued files {sorted(kept - waiting)}, missing {sorted(waiting - kept)}"
+    )
+    for job in jobs:
+        if job.status == IMPORTED:
+            document = store.document(job.document_id)
+            assert (document.sha256, document.passages) == (job.sha256, job.passages)
+
+
 def row_counts(store: Store) -> dict[str, int]:
     """The number of rows in every table."""
     tables = [

@@ -11,8 +11,10 @@ import os
 import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
+import duckdb
 import pytest
 from streamlit.testing.v1 import AppTest
 
@@ -69,6 +71,23 @@ def create_notebook(at: AppTest, name: str = "Reading") -> AppTest:
 def upload(at: AppTest, *files: tuple[str, bytes, str]) -> AppTest:
     key = f"upload_{at.session_state['upload_round']}"
     at.file_uploader(key=key).set_value(list(files)).run()
+    assert not at.exception
+    return settle(at)
+
+
+def settle(at: AppTest) -> AppTest:
+    """Wait until the app's import worker has nothing queued or running, then rerun the page."""
+    db = duckdb.connect(str(Settings().db_path))  # not Store.open: it would tidy files mid-import
+    try:
+        deadline = time.monotonic() + TIMEOUT
+        while db.execute(
+            "SELECT count(*) FROM import_jobs WHERE status IN ('queued', 'running')"
+        ).fetchone()[0]:
+            assert time.monotonic() < deadline, "the imports did not finish"
+            time.sleep(0.1)
+    finally:
+        db.close()
+    at.run()
     assert not at.exception
     return at
 
@@ -181,7 +200,7 @@ def test_encrypted_pdf_asks_for_its_password_and_retries(home: Path):
     password = next(t for t in at.text_input if t.key.startswith("pdf_password_"))
     password.set_value("test")  # a form: the value goes with the submit
     next(b for b in at.button if b.key.startswith("retry_")).click().run()
-    assert not at.exception
+    assert not settle(at).exception
     assert "✓ locked\\.pdf: 4 pages" in texts(at)
     assert "is encrypted" not in texts(at)
 
@@ -275,7 +294,7 @@ def test_cited_pdf_pages_of_an_encrypted_pdf_ask_for_its_password_again(home: Pa
     upload(at, ("locked.pdf", data, "application/pdf"))
     next(t for t in at.text_input if t.key.startswith("pdf_password_")).set_value("test")
     next(b for b in at.button if b.key.startswith("retry_")).click().run()
-    at.radio(key="view").set_value("Chat").run()
+    settle(at).radio(key="view").set_value("Chat").run()
     at.chat_input(key="question").set_value("How do I back up files?").run()
     assert not at.exception
     assert any(t.key.startswith("on_page_") and t.value for t in at.toggle)
@@ -303,7 +322,7 @@ def test_an_encrypted_pdf_is_one_calm_prompt_and_a_wrong_password_says_so(home: 
     assert texts(at).count("locked\\.pdf") == 1
     next(t for t in at.text_input if t.key.startswith("pdf_password_")).set_value("nope")
     next(b for b in at.button if b.key.startswith("retry_")).click().run()
-    assert "That password is wrong" in texts(at)
+    assert "That password is wrong" in texts(settle(at))
     assert not store_for(home).documents(store_for(home).notebooks()[0].id)
 
 

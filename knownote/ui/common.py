@@ -27,3 +27,7 @@ def set_confirm(what: tuple[str, int] | None) -> None:
 
 def confirming(what: tuple[str, int]) -> bool:
     return st.session_state.get("confirm") == what
+
+
+def count(n: int, noun: str) -> str:
+    return f"{n:,} {noun}" + ("" if n == 1 else "s")

@@ -1,19 +1,17 @@
-"""The Sources view: upload with per-file progress, results, and the list of documents."""
+"""The Sources view: uploads into the import queue, its live progress, and the list of documents."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import streamlit as st
 
-from knownote.embed import Embedder
 from knownote.errors import NotFound
 from knownote.excerpt import escape_markdown, text_with_page_markers
 from knownote.extract import SUPPORTED
-from knownote.ingest import STAGES, ImportResult, import_file, ocr_progress_text
 from knownote.settings import Settings
-from knownote.store import Document, Notebook, Store, sha256_hex
-from knownote.ui.common import ALREADY_DELETED, confirming, document_text, set_confirm
+from knownote.store import Document, Notebook, Store
+from knownote.ui.common import ALREADY_DELETED, confirming, count, document_text, set_confirm
+from knownote.ui.imports import import_panel, queue_uploads
+from knownote.worker import ImportWorker
 
 PAGES_PER_VIEW = 10
 CHARS_PER_VIEW = 60_000
@@ -24,17 +22,10 @@ SORTS = {
     "Name": lambda d: (d.title.casefold(), d.id),
     "Largest first": lambda d: (-d.n_chars, d.id),
 }
-STAGE_LABELS = {
-    "extract": "Extracting text",
-    "split": "Splitting into passages",
-    "embed": "Embedding passages",
-    "store": "Saving",
-    "ocr": "Reading pages by OCR",
-}
 
 
 def sources_view(
-    store: Store, notebook: Notebook, settings: Settings, embedder: Callable[[str], Embedder]
+    store: Store, notebook: Notebook, settings: Settings, worker: ImportWorker
 ) -> None:
     round_ = st.session_state.setdefault("upload_round", 0)
     files = st.file_uploader(
@@ -44,15 +35,11 @@ def sources_view(
         help=f"{SUPPORTED}. Drop several files at once.",
     )
     if files:
-        results = [
-            import_with_progress(store, notebook, settings, embedder, f.name, f.getvalue())
-            for f in files
-        ]
-        st.session_state["import_results"] = results
+        queue_uploads(worker, notebook, settings, files)
         st.session_state["upload_round"] = round_ + 1  # a fresh, empty uploader
         st.rerun()
 
-    show_import_results(store, notebook, settings, embedder)
+    import_panel(worker, notebook)
     documents = store.documents(notebook.id)
     if not documents:
         st.caption("No sources yet. Add PDFs, Word, PowerPoint, EPUB, HTML, Markdown or text.")
@@ -93,121 +80,6 @@ def find_and_sort(documents: list[Document]) -> list[Document]:
 def show_more_sources() -> None:
     shown = st.session_state.get("sources_shown", SOURCES_PER_VIEW)
     st.session_state["sources_shown"] = shown + SOURCES_PER_VIEW
-
-
-def import_with_progress(
-    store: Store,
-    notebook: Notebook,
-    settings: Settings,
-    embedder: Callable[[str], Embedder],
-    name: str,
-    data: bytes,
-    password: str | None = None,
-) -> ImportResult:
-    """Import one file inside a status box with a progress bar through the four stages."""
-    with st.status(f"Importing {escape_markdown(name)}", expanded=True) as status:
-        bar = st.progress(0.0, text="Waiting")
-
-        def progress(label: str, stage: str, done: int, total: int) -> None:
-            i = STAGES.index(stage) if stage in STAGES else 0
-            part = done / total if total else 0.0
-            text = STAGE_LABELS.get(stage, stage)
-            if stage == "embed" and total:
-                text += f" ({done:,} of {total:,})"
-            if stage == "ocr" and total:
-                text = ocr_progress_text(done, total)
-            bar.progress(min((i + part) / len(STAGES), 1.0), text=text)
-
-        result = import_file(
-            store,
-            notebook,
-            name,
-            data,
-            settings=settings,
-            embedder=embedder(notebook.embedding_model),
-            password=password,
-            progress=progress,
-        )
-        state = "error" if result.status == "failed" else "complete"
-        label = escape_markdown(f"{result.file}: {result.status}")
-        if result.needs_password:
-            state, label = "complete", escape_markdown(f"{result.file}: needs its password")
-        status.update(label=label, state=state, expanded=False)
-    if result.needs_password:
-        locked = st.session_state.setdefault("locked", {})
-        locked[sha256_hex(data)] = (name, data, notebook.id)
-    return result
-
-
-def show_import_results(
-    store: Store, notebook: Notebook, settings: Settings, embedder: Callable[[str], Embedder]
-) -> None:
-    results: list[ImportResult] = st.session_state.get("import_results") or []
-    if not results:
-        return
-    locked: dict = st.session_state.setdefault("locked", {})
-    with st.container(border=True):
-        st.markdown("**Last import**")
-        for result in results:
-            name = escape_markdown(result.file)
-            if result.status == "imported":
-                pages = f"{count(result.pages, 'page')}, " if result.pages else ""
-                st.markdown(
-                    f"✓ {name}: {pages}{count(result.passages, 'passage')}, "
-                    f"{count(result.chars, 'character')}"
-                )
-            elif result.status == "duplicate":
-                st.markdown(f"• {name}: already in this notebook")
-            elif result.needs_password:
-                pass  # the password form below says it, once
-            else:
-                st.error(escape_markdown(f"{result.file}: {result.error}"))
-            for warning in result.warnings:
-                st.caption(escape_markdown(warning))
-        for token, (name, data, notebook_id) in list(locked.items()):
-            if notebook_id != notebook.id:
-                continue
-            unlock_form(store, notebook, settings, embedder, token, name, data)
-        st.button("Dismiss", key="dismiss_results", on_click=dismiss_results)
-
-
-def unlock_form(
-    store: Store,
-    notebook: Notebook,
-    settings: Settings,
-    embedder: Callable[[str], Embedder],
-    token: str,
-    name: str,
-    data: bytes,
-) -> None:
-    """A password field and a retry button for one encrypted PDF (its bytes are kept).
-
-    A form, so that Enter in the field imports as the button does.
-    """
-    st.markdown(f"🔒 {escape_markdown(name)} is encrypted. Enter its password to import it.")
-    if token in st.session_state.setdefault("password_tried", set()):
-        st.warning("That password is wrong: check it and try again.")
-    with st.form(key=f"unlock_{token[:16]}", border=False):
-        left, right = st.columns([3, 1], vertical_alignment="bottom")
-        password = left.text_input("Password", type="password", key=f"pdf_password_{token[:16]}")
-        submitted = right.form_submit_button("Import", key=f"retry_{token[:16]}")
-    if submitted:
-        result = import_with_progress(store, notebook, settings, embedder, name, data, password)
-        if result.needs_password:
-            st.session_state["password_tried"].add(token)
-        else:
-            st.session_state["locked"].pop(token, None)
-            st.session_state["password_tried"].discard(token)
-        results = st.session_state.get("import_results") or []
-        st.session_state["import_results"] = [
-            result if r.file == result.file else r for r in results
-        ]
-        st.rerun()
-
-
-def dismiss_results() -> None:
-    st.session_state["import_results"] = []
-    st.session_state["locked"] = {}
 
 
 def document_row(store: Store, document: Document) -> None:
@@ -270,10 +142,6 @@ def extracted_text(store: Store, document: Document) -> None:
         if len(body) > CHARS_PER_VIEW:
             body = body[:CHARS_PER_VIEW] + f"\n… ({len(body) - CHARS_PER_VIEW:,} more characters)"
     st.code(body, language=None, wrap_lines=True, height=420)
-
-
-def count(n: int, noun: str) -> str:
-    return f"{n:,} {noun}" + ("" if n == 1 else "s")
 
 
 def set_enabled(store: Store, document_id: int) -> None:

@@ -1,0 +1,182 @@
+"""The import queue in the Sources view: uploads become jobs, and their progress updates itself.
+
+The rows of queued and running jobs live in a fragment that reruns every second on its own; when
+a job changes state (starts waiting for a password, finishes, fails) the whole page reruns once so
+the list of sources below shows the new document.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+from streamlit.runtime.uploaded_file_manager import UploadedFile
+
+from knownote.excerpt import escape_markdown
+from knownote.ingest import STAGES, clean_filename, ocr_progress_text
+from knownote.jobs import (
+    CANCELLED,
+    DUPLICATE,
+    FAILED,
+    IMPORTED,
+    INTERRUPTED,
+    PASSWORD,
+    QUEUED,
+    RUNNING,
+    Job,
+)
+from knownote.settings import Settings
+from knownote.store import Notebook
+from knownote.ui.common import count
+from knownote.worker import ImportWorker
+
+REFRESH_SECONDS = 1.0
+STAGE_LABELS = {
+    "extract": "Extracting text",
+    "split": "Splitting into passages",
+    "embed": "Embedding passages",
+    "store": "Saving",
+    "ocr": "Reading pages by OCR",
+}
+ACTIVE = (QUEUED, RUNNING)
+
+
+def queue_uploads(
+    worker: ImportWorker, notebook: Notebook, settings: Settings, files: list[UploadedFile]
+) -> None:
+    """Put uploaded files in the import queue (their bytes are kept until each job ends)."""
+    for file in files:
+        worker.queue.enqueue(
+            notebook.id, clean_filename(file.name), file.getvalue(), settings.passage_size
+        )
+    worker.wake()
+
+
+def import_panel(worker: ImportWorker, notebook: Notebook) -> None:
+    """Every job of this notebook: live progress while queued or running, then the outcome."""
+    jobs = worker.queue.jobs(notebook.id)
+    st.session_state["import_signature"] = signature(jobs)
+    if not jobs:
+        return
+    busy = any(job.status in ACTIVE for job in jobs)
+    with st.container(border=True):
+        st.markdown("**Importing**" if busy else "**Last import**")
+        if busy:
+            live_jobs(worker, notebook.id)
+        for job in jobs:
+            if job.status not in ACTIVE:
+                job_outcome(worker, job)
+        if any(job.finished for job in jobs):
+            st.button(
+                "Dismiss",
+                key="dismiss_results",
+                help="Clear the finished imports from this list",
+                on_click=worker.queue.clear_finished,
+                args=(notebook.id,),
+            )
+
+
+def signature(jobs: list[Job]) -> tuple[tuple[int, str], ...]:
+    return tuple((job.id, job.status) for job in jobs)
+
+
+@st.fragment(run_every=REFRESH_SECONDS)
+def live_jobs(worker: ImportWorker, notebook_id: int) -> None:
+    jobs = worker.queue.jobs(notebook_id)
+    if signature(jobs) != st.session_state.get("import_signature"):
+        st.rerun()  # a job started waiting or ended: the whole page changes
+    for job in jobs:
+        if job.status in ACTIVE:
+            live_row(worker, job)
+
+
+def live_row(worker: ImportWorker, job: Job) -> None:
+    name = escape_markdown(job.filename)
+    info, action = st.columns([6, 1], vertical_alignment="center")
+    if job.status == QUEUED:
+        info.markdown(f"{name}: waiting to be imported")
+        action.button(
+            "Remove", key=f"remove_job_{job.id}", on_click=worker.queue.remove, args=(job.id,)
+        )
+        return
+    fraction, text = progress_of(job)
+    info.progress(fraction, text=f"{name}: {escape_markdown(text)}")
+    if job.cancel_requested:
+        action.caption("Cancelling…")
+    else:
+        action.button(
+            "Cancel", key=f"cancel_job_{job.id}", on_click=worker.queue.cancel, args=(job.id,)
+        )
+
+
+def progress_of(job: Job) -> tuple[float, str]:
+    """How far a running job is (0 to 1) and what it is doing, in words.
+
+    A stage this view does not know (a new one an extractor reports) is shown as it arrives.
+    """
+    stage = job.stage or ""
+    if not stage:
+        return 0.0, "starting"
+    i = STAGES.index(stage) if stage in STAGES else 0
+    part = job.done / job.total if job.total else 0.0
+    text = STAGE_LABELS.get(stage, stage)
+    if stage == "ocr" and job.total:
+        return min(part / len(STAGES), 1.0), ocr_progress_text(job.done, job.total)
+    if job.total > 1 and f"{job.done:,}" not in text and str(job.done) not in text:
+        text += f" ({job.done:,} of {job.total:,})"
+    return min((i + part) / len(STAGES), 1.0), text
+
+
+def job_outcome(worker: ImportWorker, job: Job) -> None:
+    name = escape_markdown(job.filename)
+    if job.status == IMPORTED:
+        pages = f"{count(job.pages, 'page')}, " if job.pages else ""
+        st.markdown(
+            f"✓ {name}: {pages}{count(job.passages, 'passage')}, {count(job.chars, 'character')}"
+        )
+    elif job.status == DUPLICATE:
+        st.markdown(f"• {name}: already in this notebook")
+    elif job.status == CANCELLED:
+        st.markdown(f"✗ {name}: cancelled, nothing was stored")
+    elif job.status == FAILED:
+        st.error(escape_markdown(f"{job.filename}: {job.error}"))
+    elif job.status == PASSWORD:
+        unlock_job_form(worker, job)
+    elif job.status == INTERRUPTED:
+        interrupted_row(worker, job)
+    for warning in job.warnings:
+        st.caption(escape_markdown(warning))
+
+
+def interrupted_row(worker: ImportWorker, job: Job) -> None:
+    info, again, remove = st.columns([5, 2, 1], vertical_alignment="center")
+    info.markdown(f"{escape_markdown(job.filename)}: interrupted when the app stopped")
+    again.button(
+        "Import again", key=f"again_job_{job.id}", on_click=import_again, args=(worker, job.id)
+    )
+    remove.button(
+        "Remove", key=f"remove_job_{job.id}", on_click=worker.queue.remove, args=(job.id,)
+    )
+
+
+def import_again(worker: ImportWorker, job_id: int) -> None:
+    worker.queue.requeue(job_id)
+    worker.wake()
+
+
+def unlock_job_form(worker: ImportWorker, job: Job) -> None:
+    """One calm prompt for an encrypted PDF waiting in the queue; Enter in the field submits.
+
+    The password goes to the worker's memory with the job, never into the database.
+    """
+    st.markdown(
+        f"🔒 {escape_markdown(job.filename)} is encrypted. Enter its password to import it."
+    )
+    if job.password_wrong:
+        st.warning("That password is wrong: check it and try again.")
+    with st.form(key=f"unlock_job_{job.id}", border=False):
+        left, right = st.columns([3, 1], vertical_alignment="bottom")
+        password = left.text_input("Password", type="password", key=f"pdf_password_{job.id}")
+        submitted = right.form_submit_button("Import", key=f"retry_{job.id}")
+    st.button("Remove", key=f"remove_job_{job.id}", on_click=worker.queue.remove, args=(job.id,))
+    if submitted:
+        worker.give_password(job.id, password)
+        st.rerun()

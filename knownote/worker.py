@@ -1,0 +1,159 @@
+"""The import worker: one thread per process works through the import queue, a job at a time.
+
+DuckDB has one writer, so one worker is enough: extraction and embedding run outside the store's
+lock, and only the final transaction holds it. Questions in any notebook go on meanwhile.
+"""
+
+from __future__ import annotations
+
+import atexit
+import logging
+import threading
+from collections.abc import Callable
+
+from knownote.embed import Embedder
+from knownote.errors import NotFound
+from knownote.jobs import CANCELLED, DUPLICATE, FAILED, IMPORTED, Job, JobQueue
+from knownote.settings import Settings
+
+log = logging.getLogger(__name__)
+
+IDLE_WAIT = 2.0  # seconds between looks at the queue when nobody wakes the worker
+
+
+class ImportCancelled(Exception):
+    """Raised from the progress callback to stop an import at a stage boundary.
+
+    Not a KnowNoteError, so `import_file` does not turn it into a failed result: it unwinds
+    before the store stage, and nothing of the document is stored.
+    """
+
+
+class ImportStopped(Exception):
+    """Raised from the progress callback when the process stops: the job is left as it is, and
+    the next start lists it as interrupted."""
+
+
+class ImportWorker:
+    """Takes queued jobs and runs `import_file` on them with a progress callback into the row."""
+
+    def __init__(
+        self, queue: JobQueue, settings: Settings, embedder: Callable[[str], Embedder]
+    ) -> None:
+        self.queue = queue
+        self.settings = settings
+        self.embedder = embedder
+        self._passwords: dict[int, str] = {}  # held in memory only, never stored
+        self._wake = threading.Event()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> ImportWorker:
+        """Mark what a previous process left unfinished as interrupted, then start the thread."""
+        self.queue.recover()
+        self._thread = threading.Thread(target=self._loop, name="knownote-imports", daemon=True)
+        self._thread.start()
+        # A daemon thread killed inside DuckDB at interpreter exit aborts the process: stop first.
+        atexit.register(self.stop, 10.0)
+        return self
+
+    def stop(self, timeout: float = 30.0) -> None:
+        """Stop after the running job's next stage boundary (it stays unfinished)."""
+        self._stop.set()
+        self._wake.set()
+        if self._thread is not None:
+            self._thread.join(timeout)
+
+    def wake(self) -> None:
+        """Look at the queue now (call after adding a job)."""
+        self._wake.set()
+
+    def give_password(self, job_id: int, password: str) -> None:
+        """Queue an encrypted PDF again with the password to try."""
+        self._passwords[job_id] = password
+        self.queue.requeue(job_id)
+        self.wake()
+
+    def _loop(self) -> None:
+        while not self._stop.is_set():
+            if not self.run_once():
+                self._wake.wait(IDLE_WAIT)
+                self._wake.clear()
+
+    def run_once(self) -> bool:
+        """Run the oldest queued job to its end; False when the queue was empty."""
+        job = self.queue.claim_next()
+        if job is None:
+            return False
+        try:
+            self._run(job)
+        except Exception as e:
+            # A bug must not stop the worker for every later job; the job says so and the log
+            # keeps the traceback.
+            log.exception("import job %s failed", job.id)
+            self.queue.finish(
+                job.id,
+                FAILED,
+                error=f"The import stopped on an unexpected error ({type(e).__name__}: {e}). "
+                "The server log has the details.",
+            )
+        return True
+
+    def _run(self, job: Job) -> None:
+        from knownote.ingest import import_file  # here: it loads the extraction libraries
+
+        password = self._passwords.pop(job.id, None)
+        try:
+            notebook = self.queue.store.notebook(job.notebook_id)
+            data = self.queue.read_bytes(job)
+        except NotFound as e:
+            self.queue.finish(job.id, FAILED, error=str(e))
+            self._forget_if_notebook_gone(job)
+            return
+
+        def progress(label: str, stage: str, done: int, total: int) -> None:
+            if self._stop.is_set() and (stage != "store" or done == 0):
+                raise ImportStopped
+            cancel = self.queue.report(job.id, label, stage, done, total)
+            # The last boundary is the start of the store stage: after it the document commits.
+            if cancel and (stage != "store" or done == 0):
+                raise ImportCancelled
+
+        try:
+            result = import_file(
+                self.queue.store,
+                notebook,
+                job.filename,
+                data,
+                settings=self.settings.with_(passage_size=job.passage_size),
+                embedder=self.embedder(notebook.embedding_model),
+                password=password,
+                progress=progress,
+            )
+        except ImportCancelled:
+            self.queue.finish(job.id, CANCELLED)
+            self._forget_if_notebook_gone(job)
+            return
+        except ImportStopped:
+            return
+        if result.needs_password:
+            self.queue.wait_for_password(job.id, wrong=password is not None)
+            return
+        status = {"imported": IMPORTED, "duplicate": DUPLICATE}.get(result.status, FAILED)
+        self.queue.finish(
+            job.id,
+            status,
+            document_id=result.document_id,
+            pages=result.pages,
+            passages=result.passages,
+            chars=result.chars,
+            warnings=result.warnings,
+            error=result.error,
+        )
+        self._forget_if_notebook_gone(job)
+
+    def _forget_if_notebook_gone(self, job: Job) -> None:
+        try:
+            self.queue.store.notebook(job.notebook_id)
+        except NotFound:
+            self.queue.remove(job.id)
