@@ -141,7 +141,9 @@ class JobQueue:
 
     def jobs(self, notebook_id: int | None = None) -> list[Job]:
         """Every job (of one notebook), oldest first."""
-        where, params = (" WHERE notebook_id = ?", [notebook_id]) if notebook_id else ("", [])
+        where, params = (
+            ("", []) if notebook_id is None else (" WHERE notebook_id = ?", [notebook_id])
+        )
         with self.store.lock:
             rows = self.store.db.execute(_JOB_SQL + where + " ORDER BY id", params).fetchall()
         return [_job(row) for row in rows]
