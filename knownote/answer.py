@@ -543,6 +543,7 @@ class Turn:
             extractive=extractive,
             incomplete=incomplete,
             passages=passages,
+            notice=notice,
         )
         text, _, dropped = normalize_marks(raw, len(passages))
         return Answer(

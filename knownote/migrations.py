@@ -196,12 +196,19 @@ def m005_signed_passage_codes(db: duckdb.DuckDBPyConnection) -> None:
             )
 
 
+def m009_answer_notices(db: duckdb.DuckDBPyConnection) -> None:
+    # Why an answer fell short (dropped stream, time-out, model missing), as it was said when the
+    # answer was given, so a reload shows the same reason.
+    db.execute("ALTER TABLE messages ADD COLUMN notice VARCHAR")
+
+
 MIGRATIONS: list[Migration] = [
     m001_documents_and_passages,
     m002_chats,
     m003_passage_codes,
     m004_document_passage_counts,
     m005_signed_passage_codes,
+    m009_answer_notices,
 ]
 
 

@@ -84,7 +84,7 @@ def test_passage_codes_are_rebuilt_as_signed_words_from_the_vectors(tmp_path, mo
     db.execute("CREATE TABLE vectors_384 (passage_id BIGINT PRIMARY KEY, embedding FLOAT[384])")
     db.execute("INSERT INTO vectors_384 VALUES (5, ?::FLOAT[384])", [vector.tolist()])
     monkeypatch.setattr(migrations, "MIGRATIONS", MIGRATIONS)
-    assert migrations.migrate(db) == ["m005_signed_passage_codes"]
+    assert migrations.migrate(db)[0] == "m005_signed_passage_codes"
     row = db.execute("SELECT * FROM passage_codes").fetchone()
     assert row[:3] == (5, 1, 7)
     assert list(row[3:]) == binary_codes(vector)[0].tolist()
