@@ -6,12 +6,13 @@ and all prompting in `knownote.answer`. Run with `streamlit run app.py`.
 
 from __future__ import annotations
 
+import math
 import os
 import time
 
 import streamlit as st
 
-from knownote.access import expected_password, password_matches
+from knownote.access import GUESSES, expected_password, password_matches
 from knownote.embed import Embedder, get_embedder
 from knownote.errors import KnowNoteError, NotFound
 from knownote.excerpt import STYLE, escape_markdown
@@ -91,10 +92,20 @@ def password_gate() -> None:
         given = st.text_input("Password", type="password", key="password")
         submitted = st.form_submit_button("Open")
     if submitted:
+        address = st.context.ip_address
+        address = address if isinstance(address, str) and address else "unknown"
+        waiting = GUESSES.wait(address)
+        if waiting > 0:
+            st.error(
+                f"Too many wrong passwords from your address: try again in {math.ceil(waiting)} s."
+            )
+            st.stop()
         if password_matches(given, expected):
+            GUESSES.succeeded(address)
             st.session_state["signed_in"] = True
             st.rerun()
         time.sleep(1)  # slows down guessing
+        GUESSES.failed(address)  # the wait it earns starts when the answer goes out
         st.error("That password is not right.")
     st.stop()
 

@@ -7,6 +7,8 @@ same name in Streamlit secrets (`.streamlit/secrets.toml`). Without either the a
 from __future__ import annotations
 
 import hmac
+import threading
+import time
 from collections.abc import Mapping
 
 PASSWORD_KEY = "KNOWNOTE_PASSWORD"
@@ -25,3 +27,46 @@ def expected_password(
 def password_matches(given: str, expected: str) -> bool:
     """Compare in constant time, so the time taken says nothing about the password."""
     return hmac.compare_digest(given.encode("utf-8"), expected.encode("utf-8"))
+
+
+class GuessThrottle:
+    """Wrong passwords slow down guessing per client address, not per browser session.
+
+    After `free` wrong guesses from an address (typos), each further wrong guess makes that
+    address wait before its next guess is even checked: `base` seconds, doubling up to `cap`. A
+    right password clears the address. More sessions (or tabs) from the same address do not help.
+    """
+
+    def __init__(
+        self, base: float = 1.0, cap: float = 60.0, free: int = 5, clock=time.monotonic
+    ) -> None:
+        self.base, self.cap, self.free, self.clock = base, cap, free, clock
+        self.lock = threading.Lock()
+        self.failures: dict[str, tuple[int, float]] = {}  # address -> (count, next allowed)
+
+    def wait(self, address: str) -> float:
+        """Seconds this address must still wait before its next guess is checked (0: none)."""
+        with self.lock:
+            _, allowed = self.failures.get(address, (0, 0.0))
+            return max(0.0, allowed - self.clock())
+
+    def failed(self, address: str) -> float:
+        """Record a wrong guess; return the wait it earned."""
+        with self.lock:
+            count, _ = self.failures.get(address, (0, 0.0))
+            count += 1
+            over = count - self.free
+            delay = 0.0 if over <= 0 else min(self.cap, self.base * 2 ** (over - 1))
+            self.failures[address] = (count, self.clock() + delay)
+            if len(self.failures) > 10_000:  # bounded: forget the oldest addresses
+                for stale in list(self.failures)[:1000]:
+                    del self.failures[stale]
+            return delay
+
+    def succeeded(self, address: str) -> None:
+        with self.lock:
+            self.failures.pop(address, None)
+
+
+# One per server process (modules are imported once; the app's script reruns).
+GUESSES = GuessThrottle()

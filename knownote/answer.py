@@ -582,6 +582,7 @@ class Turn:
             incomplete=incomplete,
             passages=passages,
             supports=supports,
+            notice=notice,
         )
         if self.search_note:
             notice = " ".join(n for n in (self.search_note, notice) if n)

@@ -372,6 +372,10 @@ def _check_entries(zf: zipfile.ZipFile, max_bytes: int) -> dict[str, zipfile.Zip
     """Every entry is one we write, listed in the manifest with its size, and not a bomb."""
     infos: dict[str, zipfile.ZipInfo] = {}
     total = 0
+    if MANIFEST not in zf.namelist():
+        # Also what a cut-short archive looks like: zipfile may then read the directory of a
+        # document stored inside it (a DOCX is a zip too).
+        raise _bad("it has no manifest.json; it is not a notebook archive, or it was cut short.")
     for info in zf.infolist():
         name = info.filename
         if name in infos:

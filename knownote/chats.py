@@ -81,16 +81,17 @@ def add_answer(
     incomplete: bool,
     passages: Sequence[SourcePassage],
     supports: Sequence[Support] = (),
+    notice: str | None = None,
 ) -> int:
-    """Save an answer (its text as the model wrote it), its passages and the support span of
-    each sentence in one transaction."""
+    """Save an answer (its text as the model wrote it), why it fell short (`notice`, if it did),
+    its passages and the support span of each sentence in one transaction."""
     with store.transaction() as db:
         if not db.execute("SELECT 1 FROM chats WHERE id = ?", [chat_id]).fetchone():
             raise NotFound(f"The chat {chat_id} was deleted while it was being answered.")
         (message_id,) = db.execute(
-            "INSERT INTO messages (chat_id, role, content, model, extractive, incomplete) "
-            "VALUES (?, 'assistant', ?, ?, ?, ?) RETURNING id",
-            [chat_id, text, model, extractive, incomplete],
+            "INSERT INTO messages (chat_id, role, content, model, extractive, incomplete, notice) "
+            "VALUES (?, 'assistant', ?, ?, ?, ?, ?) RETURNING id",
+            [chat_id, text, model, extractive, incomplete, notice],
         ).fetchone()
         if passages:
             db.executemany(
@@ -209,7 +210,7 @@ def load_chat(store: Store, chat_id: int) -> list[Answer]:
     get_chat(store, chat_id)
     with store.lock:
         messages = store.db.execute(
-            "SELECT id, role, content, model, extractive, incomplete FROM messages "
+            "SELECT id, role, content, model, extractive, incomplete, notice FROM messages "
             "WHERE chat_id = ? ORDER BY id",
             [chat_id],
         ).fetchall()
@@ -223,7 +224,7 @@ def load_chat(store: Store, chat_id: int) -> list[Answer]:
         passages.setdefault(row[0], []).append(SourcePassage(*row[1:12], stale=bool(row[12])))
     answers: list[Answer] = []
     question: str | None = None
-    for message_id, role, content, model, extractive, incomplete in messages:
+    for message_id, role, content, model, extractive, incomplete, stored in messages:
         if role == "user":
             if question is not None:
                 answers.append(_unanswered(question, chat_id))
@@ -234,6 +235,8 @@ def load_chat(store: Store, chat_id: int) -> list[Answer]:
         notice = EXTRACTIVE_NOTICE if extractive else None
         if incomplete:
             notice = f"{notice} {INCOMPLETE_NOTICE}" if notice else INCOMPLETE_NOTICE
+        if stored:  # the reason given when the answer was given (saved since m009)
+            notice = stored
         answers.append(
             Answer(
                 question=question or "",

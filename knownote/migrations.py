@@ -233,6 +233,12 @@ def m008_support_spans(db: duckdb.DuckDBPyConnection) -> None:
     )
 
 
+def m009_answer_notices(db: duckdb.DuckDBPyConnection) -> None:
+    # Why an answer fell short (dropped stream, time-out, model missing), as it was said when the
+    # answer was given, so a reload shows the same reason.
+    db.execute("ALTER TABLE messages ADD COLUMN notice VARCHAR")
+
+
 def m011_import_jobs(db: duckdb.DuckDBPyConnection) -> None:
     # The import queue: one row per uploaded file, worked through by the app's import worker.
     # The original bytes wait beside the database under their sha256 until the job ends.
@@ -274,8 +280,17 @@ MIGRATIONS: list[Migration] = [
     m005_signed_passage_codes,
     m006_ocr_pages,
     m008_support_spans,
+    m009_answer_notices,
     m011_import_jobs,
 ]
+
+
+def migration_version(migration: Migration) -> int:
+    """The number in the migration's name (m011_import_jobs -> 11), recorded once it is applied.
+
+    Numbers, not list positions: a migration keeps its version however the list grows.
+    """
+    return int(migration.__name__[1:4])
 
 
 def migrate(db: duckdb.DuckDBPyConnection) -> list[str]:
@@ -291,7 +306,8 @@ def migrate(db: duckdb.DuckDBPyConnection) -> list[str]:
     )
     done = {row[0] for row in db.execute("SELECT version FROM _migrations").fetchall()}
     applied = []
-    for version, migration in enumerate(MIGRATIONS, start=1):
+    for migration in MIGRATIONS:
+        version = migration_version(migration)
         if version in done:
             continue
         db.execute("BEGIN TRANSACTION")

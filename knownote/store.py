@@ -7,6 +7,7 @@ shared by the threads of a Streamlit server. Writes that belong together run in 
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import os
 import threading
@@ -18,7 +19,7 @@ import duckdb
 import numpy as np
 import pyarrow as pa
 
-from knownote.errors import DatabaseInUse, KnowNoteError, NotFound
+from knownote.errors import DatabaseInUse, DiskFull, KnowNoteError, NotFound
 from knownote.migrations import migrate
 
 
@@ -86,6 +87,13 @@ class OcrPage:
     lines: np.ndarray  # (n,) int32: the recognised line each character belongs to
 
 
+NO_SPACE = "No space left on device"
+DISK_FULL = (
+    "The disk is full, so this was not saved; nothing was half-written and everything saved "
+    "before is intact. Free some space and try again."
+)
+
+
 def vectors_table(dim: int) -> str:
     """Vectors live in one table per dimension, as fixed-size FLOAT[dim] arrays."""
     return f"vectors_{int(dim)}"
@@ -144,10 +152,17 @@ class Store:
             self.db.execute("BEGIN TRANSACTION")
             try:
                 yield self.db
-            except BaseException:
+            except BaseException as e:
                 self.db.execute("ROLLBACK")
+                if isinstance(e, duckdb.Error) and NO_SPACE in str(e):
+                    raise DiskFull(DISK_FULL) from e
                 raise
-            self.db.execute("COMMIT")
+            try:
+                self.db.execute("COMMIT")
+            except duckdb.Error as e:  # DuckDB ends the transaction when its commit fails
+                if NO_SPACE in str(e):
+                    raise DiskFull(DISK_FULL) from e
+                raise
 
     def _all(self, sql: str, params: Sequence[object] = ()) -> list[tuple]:
         with self.lock:
@@ -175,7 +190,13 @@ class Store:
         if target is not None and not target.exists():
             target.parent.mkdir(parents=True, exist_ok=True)
             tmp = target.with_name(f".{digest}.{os.getpid()}.{threading.get_ident()}.tmp")
-            tmp.write_bytes(data)
+            try:
+                tmp.write_bytes(data)
+            except OSError as e:
+                tmp.unlink(missing_ok=True)
+                if e.errno in (errno.ENOSPC, errno.EDQUOT):
+                    raise DiskFull(DISK_FULL) from e
+                raise
             os.replace(tmp, target)
         return digest
 

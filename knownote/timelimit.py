@@ -27,6 +27,7 @@ from knownote.errors import ExtractionTimeout, KnowNoteError, UnreadableFile
 from knownote.extract import Extracted, OcrLimits, OcrProgress, extract
 
 _ROOT = str(Path(__file__).resolve().parents[1])
+STARTUP_SECONDS = 120.0
 
 
 def count_parts(data: bytes) -> int:
@@ -51,6 +52,7 @@ def _child() -> None:
     """The child: read the arguments from stdin, report the page count, then the result."""
     out = sys.stdout.buffer
     args = pickle.loads(sys.stdin.buffer.read())
+    _send(out, b"S", b"")  # started: the interpreter and the readers are loaded
     _send(out, b"P", struct.pack("<Q", count_parts(args["data"])))
 
     def progress(done: int, total: int) -> None:
@@ -91,8 +93,11 @@ def extract_with_time_limit(
         [sys.executable, "-m", "knownote.timelimit"],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env,
     )  # fmt: skip
+    # Until the child has started, the clock is not the file's: a loaded machine may take long
+    # to start an interpreter. The limit counts from the start.
     started = time.monotonic()
-    limit = seconds
+    limit = max(STARTUP_SECONDS, seconds)
+    running = False
     buffer = bytearray()
     try:
         try:
@@ -108,6 +113,9 @@ def extract_with_time_limit(
                 message = _message(buffer)
                 if message is not None:
                     kind, payload = message
+                    if kind == b"S":
+                        started, limit, running = time.monotonic(), seconds, True
+                        continue
                     if kind == b"P":
                         limit = seconds * max(1, struct.unpack("<Q", payload)[0])
                         continue
@@ -120,6 +128,11 @@ def extract_with_time_limit(
                     return _result(pickle.loads(payload), name)
                 remaining = started + limit - time.monotonic()
                 if remaining <= 0 or not selector.select(remaining):
+                    if not running:
+                        raise UnreadableFile(
+                            f"The reader for {name} did not start within {limit:.0f} seconds; "
+                            "the machine may be overloaded. Try again."
+                        )
                     raise ExtractionTimeout(
                         f"{name} took longer than {limit:,.0f} seconds to read ({seconds:g} "
                         "seconds per page, setting max_extract_seconds), so reading it was "

@@ -214,7 +214,7 @@ HOSTILE: dict[str, tuple[Maker, str]] = {
     "dangling reference": (dangling_reference, "does not hold"),
     "unknown table": (unknown_table, "newer version"),
     "duplicate entry": (duplicate_entry, "twice"),
-    "truncated archive": (truncated, "damaged"),
+    "truncated archive": (truncated, "cut short"),
     "not a zip": (not_a_zip, "zip"),
     "garbage Arrow table": (garbage_table, "readable table"),
     "deeply nested manifest": (deep_manifest, "JSON"),

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from knownote.access import expected_password, password_matches
+from knownote.access import GuessThrottle, expected_password, password_matches
 
 
 def test_no_password_means_open():
@@ -36,3 +36,29 @@ def test_wrong_password():
 def test_non_ascii_password():
     assert password_matches("pässwörd·密码", "pässwörd·密码")
     assert not password_matches("passwort", "pässwörd")
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_wrong_guesses_from_one_address_wait_longer_each_time():
+    clock = Clock()
+    throttle = GuessThrottle(base=1, cap=8, free=2, clock=clock)
+    assert throttle.wait("10.0.0.5") == 0
+    assert [throttle.failed("10.0.0.5") for _ in range(7)] == [0, 0, 1, 2, 4, 8, 8]
+    assert throttle.wait("10.0.0.5") == 8
+    assert throttle.wait("10.0.0.6") == 0  # another address is not slowed
+    clock.now += 8
+    assert throttle.wait("10.0.0.5") == 0
+
+
+def test_a_right_password_clears_the_address():
+    throttle = GuessThrottle(base=1, cap=8, free=0, clock=Clock())
+    throttle.failed("10.0.0.5")
+    throttle.succeeded("10.0.0.5")
+    assert throttle.wait("10.0.0.5") == 0

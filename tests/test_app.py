@@ -18,7 +18,6 @@ import duckdb
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from knownote.chats import EXTRACTIVE_NOTICE
 from knownote.settings import Settings
 from knownote.store import Store
 from tests.conftest import corpus_file
@@ -238,7 +237,8 @@ def test_question_without_ollama_answers_with_cited_excerpts(home: Path):
     assert 'class="kn-card"' in html and "<mark>" in html
     assert "[1] notes.txt · chars 0–" in html
     assert 'class="kn-cite" href="#' in html  # to its card, or to the span inside it
-    assert EXTRACTIVE_NOTICE in texts(at)
+    # The reason it is quoted (no model connected), as saved with the answer.
+    assert "Not connected to a model" in texts(at)
     assert at.download_button(key="download_chat").proto.label == "Download Markdown"
     assert at.selectbox(key="chat").value is not None
 

@@ -207,3 +207,15 @@ def test_ask_an_unknown_notebook_fails_with_exit_2(capsys, db_path):
 def test_export_an_unknown_chat_fails_with_exit_2(capsys, db_path):
     code, _, err = run(capsys, "--db", db_path, "export", "42")
     assert code == 2 and "no chat 42" in err
+
+
+def test_the_reason_an_answer_fell_short_is_kept_for_a_reload(store, notebook, document_id):
+    chat_id, _ = chats.add_question(store, notebook.id, None, "Why?")
+    reason = "The model stopped answering after 120 seconds. What arrived is kept."
+    passages = sources(store, document_id)
+    chats.add_answer(store, chat_id, "Illusion", model="llama3.2", extractive=False,
+                     incomplete=True, passages=passages, notice=reason)  # fmt: skip
+    save_turn(store, notebook, document_id, chat_id=chat_id)
+    first, second = chats.load_chat(store, chat_id)
+    assert first.notice == reason and first.incomplete
+    assert second.notice is None

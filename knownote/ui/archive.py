@@ -36,11 +36,12 @@ def archive_sidebar(store: Store, settings: Settings, current: Notebook | None) 
                     args=(store, current),
                     help="One .knownote file: sources, passages, vectors and chats.",
                 )
-        st.file_uploader("Import a notebook archive", type=["knownote"], key="archive_upload")
-        st.text_input("Import as", key="archive_name", placeholder="the archive's own name")
-        st.button(
-            "Import notebook", key="import_archive", on_click=import_archive, args=(store, settings)
-        )
+        # The uploader appears only when asked for: one file input on the page, the sources'.
+        if st.toggle("Import a notebook archive", key="archive_import_open"):
+            st.file_uploader("Archive", type=["knownote"], key="archive_upload")
+            st.text_input("Import as", key="archive_name", placeholder="the archive's own name")
+            st.button("Import notebook", key="import_archive", on_click=import_archive,
+                      args=(store, settings))  # fmt: skip
 
 
 def prepare_archive(store: Store, notebook: Notebook) -> None:
