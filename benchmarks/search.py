@@ -101,12 +101,7 @@ def main() -> None:
     embedder = get_embedder()
     t0 = time.perf_counter()
     texts, questions = corpus_passages(args.base)
-    import torch  # one thread for the bulk embedding: much faster on a busy 2-core machine
-
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
     base = embedder.embed_passages(texts)
-    torch.set_num_threads(threads)
     questions = questions[: args.queries]
     queries = np.stack([embedder.embed_query(q) for q in questions])
     print(
