@@ -84,7 +84,7 @@ def test_passage_codes_are_rebuilt_as_signed_words_from_the_vectors(tmp_path, mo
     db.execute("CREATE TABLE vectors_384 (passage_id BIGINT PRIMARY KEY, embedding FLOAT[384])")
     db.execute("INSERT INTO vectors_384 VALUES (5, ?::FLOAT[384])", [vector.tolist()])
     monkeypatch.setattr(migrations, "MIGRATIONS", MIGRATIONS)
-    assert migrations.migrate(db) == ["m005_signed_passage_codes"]
+    assert migrations.migrate(db)[0] == "m005_signed_passage_codes"
     row = db.execute("SELECT * FROM passage_codes").fetchone()
     assert row[:3] == (5, 1, 7)
     assert list(row[3:]) == binary_codes(vector)[0].tolist()
@@ -94,3 +94,32 @@ def test_passage_codes_are_rebuilt_as_signed_words_from_the_vectors(tmp_path, mo
     ).fetchall()
     assert types == [("BIGINT",)]
     db.close()
+
+
+def test_term_keys_are_added_to_terms_stored_before_them(tmp_path, monkeypatch):
+    import knownote.migrations as migrations
+    from knownote.retrieve import Scope, keyword_scores
+
+    path = tmp_path / "old.duckdb"
+    db = duckdb.connect(str(path))
+    monkeypatch.setattr(migrations, "MIGRATIONS", MIGRATIONS[:5])
+    migrations.migrate(db)
+    db.execute(
+        "INSERT INTO notebooks (id, name, embedding_model, embedding_dim) VALUES (1, 'n', 'm', 3)"
+    )
+    db.execute(
+        "INSERT INTO documents (id, notebook_id, title, filename, kind, sha256, text, n_chars, "
+        "n_pages) VALUES (7, 1, 't', 't.txt', 'txt', 'x', 'cat mat', 7, 0)"
+    )
+    db.execute(
+        'INSERT INTO passages (id, document_id, notebook_id, idx, start, "end", text, n_terms) '
+        "VALUES (5, 7, 1, 0, 0, 7, 'cat mat', 2)"
+    )
+    db.execute("INSERT INTO passage_terms VALUES (5, 1, 'cat', 1), (5, 1, 'mat', 1)")
+    db.close()
+    monkeypatch.setattr(migrations, "MIGRATIONS", MIGRATIONS)
+    store = Store.open(path)
+    keys = store.db.execute("SELECT term, term_key FROM passage_terms ORDER BY term").fetchall()
+    assert len({key for _, key in keys}) == 2 and all(key is not None for _, key in keys)
+    assert [pid for pid, _ in keyword_scores(store, Scope(1), "cat", 5)] == [5]
+    store.close()
