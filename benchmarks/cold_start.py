@@ -33,15 +33,18 @@ at = AppTest.from_file({str(ROOT / "app.py")!r}, default_timeout=300)
 at.run()
 at.radio(key="view").set_value("Chat").run()
 at.chat_input(key="question").set_value({QUESTION!r}).run()
-html = "".join(m.body for m in at.markdown)
+html = "".join(h.proto.body for h in at.get("html"))
 assert not at.exception and 'class="kn-card"' in html, "no answer"
 """
 
 
 def timed(command: list[str], env: dict[str, str]) -> float:
     t = time.perf_counter()
-    subprocess.run(command, env=env, cwd=ROOT, check=True, capture_output=True, timeout=600)
-    return time.perf_counter() - t
+    done = subprocess.run(command, env=env, cwd=ROOT, capture_output=True, text=True, timeout=600)
+    seconds = time.perf_counter() - t
+    if done.returncode:
+        sys.exit(f"{command[-1][:60]!r} failed:\n{done.stderr[-2000:]}")
+    return seconds
 
 
 def main() -> None:

@@ -202,7 +202,7 @@ _HAMMING = " + ".join(
 )
 
 
-_WHOLE = object()  # "not looked up yet" for vector_scores' documents argument
+_WHOLE = object()  # a `documents` argument not looked up yet (see Scope.narrower_than_notebook)
 
 
 def vector_scores(
