@@ -93,6 +93,9 @@ DISK_FULL = (
     "before is intact. Free some space and try again."
 )
 
+# The integer key of a term in passage_terms (see migration m010); SQL over a `term` column.
+TERM_KEY = "(md5_number_lower(term) >> 1)::BIGINT"
+
 
 def vectors_table(dim: int) -> str:
     """Vectors live in one table per dimension, as fixed-size FLOAT[dim] arrays."""
@@ -506,7 +509,10 @@ class Store:
         db.register("new_vectors", vector_rows)
         try:
             db.execute("INSERT INTO passages SELECT * FROM new_passages")
-            db.execute("INSERT INTO passage_terms SELECT * FROM new_terms")
+            db.execute(
+                "INSERT INTO passage_terms (passage_id, notebook_id, term, tf, term_key) "
+                f"SELECT passage_id, notebook_id, term, tf, {TERM_KEY} FROM new_terms"
+            )
             db.execute(f"INSERT INTO {table} SELECT * FROM new_vectors")
         finally:
             for name in ("new_passages", "new_terms", "new_vectors"):

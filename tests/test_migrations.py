@@ -134,3 +134,32 @@ def test_ocr_pages_table_holds_boxes_and_lines_per_page(store):
         ("boxes", "BLOB"),
         ("lines", "BLOB"),
     ]
+
+
+def test_term_keys_are_added_to_terms_stored_before_them(tmp_path, monkeypatch):
+    import knownote.migrations as migrations
+    from knownote.retrieve import Scope, keyword_scores
+
+    path = tmp_path / "old.duckdb"
+    db = duckdb.connect(str(path))
+    monkeypatch.setattr(migrations, "MIGRATIONS", MIGRATIONS[:5])
+    migrations.migrate(db)
+    db.execute(
+        "INSERT INTO notebooks (id, name, embedding_model, embedding_dim) VALUES (1, 'n', 'm', 3)"
+    )
+    db.execute(
+        "INSERT INTO documents (id, notebook_id, title, filename, kind, sha256, text, n_chars, "
+        "n_pages) VALUES (7, 1, 't', 't.txt', 'txt', 'x', 'cat mat', 7, 0)"
+    )
+    db.execute(
+        'INSERT INTO passages (id, document_id, notebook_id, idx, start, "end", text, n_terms) '
+        "VALUES (5, 7, 1, 0, 0, 7, 'cat mat', 2)"
+    )
+    db.execute("INSERT INTO passage_terms VALUES (5, 1, 'cat', 1), (5, 1, 'mat', 1)")
+    db.close()
+    monkeypatch.setattr(migrations, "MIGRATIONS", MIGRATIONS)
+    store = Store.open(path)
+    keys = store.db.execute("SELECT term, term_key FROM passage_terms ORDER BY term").fetchall()
+    assert len({key for _, key in keys}) == 2 and all(key is not None for _, key in keys)
+    assert [pid for pid, _ in keyword_scores(store, Scope(1), "cat", 5)] == [5]
+    store.close()

@@ -13,7 +13,9 @@ from knownote.retrieve import (
     binary_codes,
     fuse,
     keyword_scores,
+    scope_facts,
     search,
+    vector_distribution,
     vector_scores,
 )
 from knownote.store import NewPassage
@@ -75,6 +77,34 @@ def test_bm25_score_matches_the_formula(store, notebook, docs):
     [(pid, score)] = keyword_scores(store, Scope(notebook.id), "dog", 5)
     assert pid == dog.id
     assert score == pytest.approx(expected, rel=1e-6)
+
+
+def test_bm25_statistics_follow_new_and_disabled_documents(store, embedder, notebook, docs):
+    scope = Scope(notebook.id)
+    keyword_scores(store, scope, "dog", 5)  # caches the scope's statistics
+    assert scope_facts(store, scope).bm25(store, scope)[0] == 5
+    import_text(store, notebook.id, embedder, "dog 2", "A dog and another dog played.")
+    assert scope_facts(store, scope).bm25(store, scope)[0] == 6
+    store.set_document_enabled(docs["cat"], False)
+    assert scope_facts(store, scope).bm25(store, scope)[0] == 5
+    narrow = Scope(notebook.id, (docs["dog"],))
+    [(pid, score)] = keyword_scores(store, narrow, "dog", 5)
+    dog = store.passages(docs["dog"])[0]
+    tf = term_counts(dog.text)["dog"]
+    # A scope of one passage: N = 1, df = 1, the average length is the passage's own.
+    expected = math.log(1 + 0.5 / 1.5) * tf * 2.2 / (tf + 1.2)
+    assert (pid, score) == (dog.id, pytest.approx(expected, rel=1e-6))
+
+
+def test_vector_score_distribution_is_that_of_the_searchable_passages(
+    store, embedder, notebook, docs
+):
+    query = embedder.embed_query("a small pet")
+    store.set_document_enabled(docs["tea"], False)
+    vectors = np.concatenate([store.vectors(docs[n]) for n in ("cat", "dog", "zh", "ja")])
+    mean, std = vector_distribution(store, Scope(notebook.id), query)
+    scores = vectors @ query
+    assert (mean, std) == (pytest.approx(scores.mean(), abs=1e-5), pytest.approx(scores.std()))
 
 
 def test_rarer_terms_weigh_more(store, notebook, docs):
