@@ -77,7 +77,7 @@ def _evidence(text: str, start: int, end: int, evidences: Sequence[str]) -> list
             found.append((i, i + len(sentence)))
     if found or evidences:
         return found
-    return [(a, b) for a, b in sentence_spans(text) if a < end and start < b]
+    return [(a, b) for a, b in sentence_spans(text, document=True) if a < end and start < b]
 
 
 def load_support_set(path: Path, max_questions: int | None = None) -> SupportSet:
