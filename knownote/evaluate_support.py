@@ -51,7 +51,7 @@ class SupportReport:
     annotated: bool
     accuracy_at_1: float
     flag_rate_supported: float
-    flag_rate_unrelated: float
+    flag_rate_unrelated: float | None  # None: every question comes from one article
     weak_score: float
     skipped: int = 0
     scores: dict[str, list[float]] = field(default_factory=dict, compare=False)
@@ -198,7 +198,7 @@ def evaluate_support(
         annotated=dataset.annotated,
         accuracy_at_1=round(right / n, 4),
         flag_rate_supported=round(_flagged(supported), 4),
-        flag_rate_unrelated=round(_flagged(unrelated), 4),
+        flag_rate_unrelated=round(_flagged(unrelated), 4) if unrelated else None,
         weak_score=WEAK_SCORE,
         skipped=dataset.skipped,
         scores={"supported": supported, "unrelated": unrelated},
