@@ -455,7 +455,11 @@ def cmd_eval_support(args: argparse.Namespace, store: Store | None, settings: Se
     )
     print(f"accuracy@1                      {report.accuracy_at_1:.3f}")
     print(f"flagged, supported sentences    {report.flag_rate_supported:.3f}")
-    print(f"flagged, unrelated sentences    {report.flag_rate_unrelated:.3f}")
+    unrelated = report.flag_rate_unrelated
+    print(
+        "flagged, unrelated sentences    "
+        + ("n/a (one article only)" if unrelated is None else f"{unrelated:.3f}")
+    )
     return 0
 
 

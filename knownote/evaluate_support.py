@@ -51,7 +51,7 @@ class SupportReport:
     annotated: bool
     accuracy_at_1: float
     flag_rate_supported: float
-    flag_rate_unrelated: float
+    flag_rate_unrelated: float | None  # None: every question comes from one article
     weak_score: float
     skipped: int = 0
     scores: dict[str, list[float]] = field(default_factory=dict, compare=False)
@@ -77,7 +77,7 @@ def _evidence(text: str, start: int, end: int, evidences: Sequence[str]) -> list
             found.append((i, i + len(sentence)))
     if found or evidences:
         return found
-    return [(a, b) for a, b in sentence_spans(text) if a < end and start < b]
+    return [(a, b) for a, b in sentence_spans(text, document=True) if a < end and start < b]
 
 
 def load_support_set(path: Path, max_questions: int | None = None) -> SupportSet:
@@ -198,7 +198,7 @@ def evaluate_support(
         annotated=dataset.annotated,
         accuracy_at_1=round(right / n, 4),
         flag_rate_supported=round(_flagged(supported), 4),
-        flag_rate_unrelated=round(_flagged(unrelated), 4),
+        flag_rate_unrelated=round(_flagged(unrelated), 4) if unrelated else None,
         weak_score=WEAK_SCORE,
         skipped=dataset.skipped,
         scores={"supported": supported, "unrelated": unrelated},

@@ -19,6 +19,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import numpy as np
+
 from knownote.cite import MARK, SourcePassage, Support, strip_marks
 from knownote.tokenize import tokenize
 
@@ -91,10 +93,24 @@ _END = re.compile(
     rf"|[。！？｡．!?]+[{_CLOSERS}]*{_MARKS}"
     r"|\n"
 )
+# In documents a single line break is mostly a wrap: only a blank line or a list item ends there.
+_DOCUMENT_END = re.compile(
+    rf"[.!?…]+[{_CLOSERS}]*(?=\s|$)"
+    rf"|[。！？｡．!?]+[{_CLOSERS}]*"
+    r"|\n[^\S\n]*\n"
+    r"|\n(?=[^\S\n]*(?:[-*•·▪#]|\d+[.)])\s)"
+)
 _CLAUSE = re.compile(r"[；;：:，,、]+[^\S\n]*")
 _WORD_BEFORE = re.compile(r"([\w.]+)\.+$")
-_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
-_NAME = re.compile(r"(?<=[^\W\d_] )[A-Z][\w'-]+|(?<=[,;:] )[A-Z][\w'-]+")
+_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9f\uac00-\ud7af"
+# Vertical or narrow CJK text comes out of a PDF a character or a few per line.
+_CJK_WRAP = re.compile(rf"(?<=[{_CJK}])\s+(?=[{_CJK}])")
+_NAME = re.compile(r"(?<=[^\W\d_] )[A-Z][^\W\d_]+|(?<=[,;:] )[A-Z][^\W\d_]+")
+
+
+def terms(text: str) -> set[str]:
+    """The keywords of a text for matching: tokenize's, with CJK line wraps joined first."""
+    return set(tokenize(_CJK_WRAP.sub("", text)))
 
 
 def _is_abbreviation(text: str, dot: int) -> bool:
@@ -106,12 +122,16 @@ def _is_abbreviation(text: str, dot: int) -> bool:
     return word in _ABBREVIATIONS or (len(word) == 1 and word.isalpha())
 
 
-def sentence_spans(text: str) -> list[tuple[int, int]]:
+def sentence_spans(text: str, document: bool = False) -> list[tuple[int, int]]:
     """[start, end) of each sentence of `text`, whitespace trimmed; marks that follow a sentence
     stay with it. Full-width punctuation, line breaks and ASCII punctuation before whitespace end
-    a sentence; a full stop after an abbreviation or before a lower-case word does not."""
+    a sentence; a full stop after an abbreviation or before a lower-case word does not.
+
+    With `document`, a single line break (a wrap in extracted text) ends nothing unless a list
+    item follows; a blank line does.
+    """
     cuts = []
-    for match in _END.finditer(text):
+    for match in (_DOCUMENT_END if document else _END).finditer(text):
         end = match.end()
         if text[match.start()] == ".":
             rest = text[end:].lstrip()
@@ -174,66 +194,72 @@ def candidates(passages: Sequence[SourcePassage]) -> list[_Candidate]:
     seen: set[tuple[int, int, int]] = set()
     for p in passages:
         spans = []
-        for a, b in sentence_spans(p.text):
+        for a, b in sentence_spans(p.text, document=True):
             spans.append((a, b))
             if b - a > MAX_SPAN:
                 spans.extend(s for s in _clause_pieces(p.text, a, b, MIN_CLAUSE) if s != (a, b))
         for a, b in spans:
             key = (p.document_id, p.start + a, p.start + b)
-            terms = frozenset(tokenize(p.text[a:b]))
-            if key in seen or not terms:
+            words = frozenset(terms(p.text[a:b]))
+            if key in seen or not words:
                 continue
             seen.add(key)
-            found.append(_Candidate(p.n, p.document_id, key[1], key[2], p.text[a:b], terms))
+            found.append(_Candidate(p.n, p.document_id, key[1], key[2], p.text[a:b], words))
     return found
 
 
 class Scorer:
-    """Scores sentences against the candidate spans of one answer's passages."""
+    """Scores sentences against the candidate spans of one answer's passages.
+
+    An inverted index (term -> the spans holding it) makes a sentence cost one array update per
+    distinct term, whatever the number of spans.
+    """
 
     def __init__(self, spans: Sequence[_Candidate]) -> None:
         self.spans = list(spans)
-        n = len(self.spans)
-        df: dict[str, int] = {}
-        for c in self.spans:
+        postings: dict[str, list[int]] = {}
+        for i, c in enumerate(self.spans):
             for t in c.terms:
-                df[t] = df.get(t, 0) + 1
-        self.df = df
-        self.n = n
+                postings.setdefault(t, []).append(i)
+        n = len(self.spans)
         self.unseen = math.log(1 + n)
-        self.weights = [sum(self.weight(t) for t in c.terms) for c in self.spans]
-        self.numbers = [set(_NUMBER.findall(c.text)) for c in self.spans]
-        self.folded = [c.text.casefold() for c in self.spans]
-
-    def weight(self, term: str) -> float:
-        return math.log(1 + self.n / (1 + self.df.get(term, 0))) if term in self.df else self.unseen
+        self.postings = {t: np.array(ids) for t, ids in postings.items()}
+        self.weights = {t: math.log(1 + n / (1 + len(ids))) for t, ids in postings.items()}
+        self.span_weight = np.array(
+            [sum(self.weights[t] for t in c.terms) for c in self.spans], dtype=float
+        )
+        self.passage = np.array([c.n for c in self.spans])
+        self.start = np.array([c.start for c in self.spans])
 
     def best(self, sentence: str, allowed: set[int] | None = None) -> tuple[int, float] | None:
         """(index into spans, score) of the best span among passages `allowed` (None: all)."""
-        terms = set(tokenize(sentence))
-        if not terms or not self.spans:
+        words = terms(sentence)
+        if not words or not self.spans:
             return None
-        weights = {t: self.weight(t) for t in terms}
-        total = sum(weights.values())
-        numbers = set(_NUMBER.findall(sentence))
+        shared = np.zeros(len(self.spans))
+        total = 0.0
+        for t in words:
+            w = self.weights.get(t, self.unseen)
+            total += w
+            if t in self.postings:
+                shared[self.postings[t]] += w
+        score = (1 - PRECISION_WEIGHT) * shared / total + PRECISION_WEIGHT * shared / np.maximum(
+            self.span_weight, 1e-9
+        )
         names = {m.casefold() for m in _NAME.findall(sentence)}
-        best: tuple[int, float] | None = None
-        for i, c in enumerate(self.spans):
-            if allowed is not None and c.n not in allowed:
-                continue
-            shared = sum(weights[t] for t in terms & c.terms)
-            if not shared:
-                best = best or (i, 0.0)  # flagged as weak, never drawn
-                continue
-            recall = shared / total
-            precision = shared / self.weights[i]
-            score = (1 - PRECISION_WEIGHT) * recall + PRECISION_WEIGHT * precision
-            missing_numbers = len(numbers - self.numbers[i])
-            missing_names = sum(name not in self.folded[i] for name in names)
-            score *= MISSING_NUMBER**missing_numbers * MISSING_NAME**missing_names
-            if best is None or score > best[1]:
-                best = (i, score)
-        return best
+        for t in words:  # numbers and names of the sentence that a span lacks
+            factor = MISSING_NUMBER if t.isdigit() else MISSING_NAME if t in names else None
+            if factor is not None:
+                lacking = np.ones(len(self.spans), dtype=bool)
+                if t in self.postings:
+                    lacking[self.postings[t]] = False
+                score[lacking] *= factor
+        if allowed is not None:
+            score[~np.isin(self.passage, list(allowed))] = -1.0
+        i = int(np.argmax(score))  # the first of equals: the best-ranked passage's span
+        if score[i] < 0:
+            return None
+        return i, float(score[i])
 
 
 def support_spans(text: str, passages: Sequence[SourcePassage]) -> tuple[Support, ...]:

@@ -219,3 +219,61 @@ def test_the_reason_an_answer_fell_short_is_kept_for_a_reload(store, notebook, d
     first, second = chats.load_chat(store, chat_id)
     assert first.notice == reason and first.incomplete
     assert second.notice is None
+
+
+# --- support spans --------------------------------------------------------------------------
+
+
+def first_sentence(store, document_id):
+    """The longest sentence of the document's first passage, without its final full stop."""
+    from knownote.support import sentence_spans
+
+    text = store.passages(document_id)[0].text
+    a, b = max(sentence_spans(text), key=lambda s: s[1] - s[0])
+    return text[a:b].rstrip(".")
+
+
+def save_supported(store, notebook, document_id, text):
+    from knownote.support import support_spans
+
+    passages = sources(store, document_id, cited=(1, 2, 3))
+    chat_id, _ = chats.add_question(store, notebook.id, None, "Why?")
+    supports = support_spans(text, passages)
+    chats.add_answer(store, chat_id, text, model="m", extractive=False, incomplete=False,
+                     passages=passages, supports=supports)  # fmt: skip
+    return chat_id, supports
+
+
+def test_support_spans_are_saved_with_the_answer_and_load_back(store, notebook, document_id):
+    claim = first_sentence(store, document_id) + " [1]. Penguins fly over the Sahara [2]."
+    chat_id, supports = save_supported(store, notebook, document_id, claim)
+    [answer] = chats.load_chat(store, chat_id)
+    assert answer.supports == supports and len(supports) == 2
+    text = store.document_text(document_id)
+    assert all(text[s.start : s.end] == s.text for s in answer.supports)
+    assert not answer.supports[0].weak and answer.supports[1].weak
+
+
+def test_a_changed_document_makes_its_support_spans_stale(store, notebook, document_id):
+    claim = first_sentence(store, document_id) + " [1]."
+    chat_id, _ = save_supported(store, notebook, document_id, claim)
+    with store.lock:
+        store.db.execute("UPDATE documents SET text = 'X' || text WHERE id = ?", [document_id])
+    [answer] = chats.load_chat(store, chat_id)
+    assert answer.supports and all(s.stale for s in answer.supports)
+
+
+def test_export_quotes_each_support_span_with_its_offsets(store, notebook, document_id):
+    claim = first_sentence(store, document_id) + " [1]. Penguins fly over the Sahara [2]."
+    chat_id, supports = save_supported(store, notebook, document_id, claim)
+    markdown = chats.export_markdown(store, chat_id)
+    assert f"Sentence 1 leans on chars {supports[0].start:,}–{supports[0].end:,}:" in markdown
+    assert "*Sentence 2: no close match in the cited passages.*" in markdown
+
+
+def test_delete_chat_removes_its_support_spans(store, notebook, document_id):
+    passage = store.passages(document_id)[0]
+    chat_id, _ = save_supported(store, notebook, document_id, passage.text[:80] + " [1].")
+    chats.delete_chat(store, chat_id)
+    with store.lock:
+        assert store.db.execute("SELECT count(*) FROM answer_supports").fetchone() == (0,)

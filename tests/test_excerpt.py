@@ -303,3 +303,51 @@ def test_a_card_of_text_read_by_ocr_carries_an_ocr_label():
     html = card("hello world", 6, 11, ocr=True)
     assert '<span class="kn-ocr" title="Read by OCR from a page image' in html
     assert marked(html) == "world"
+
+
+# --- support spans ------------------------------------------------------------------------
+
+
+def support(**changes):
+    from knownote.cite import Support
+
+    fields = dict(sentence=0, sentence_start=0, sentence_end=12, n=2, document_id=3, start=10,
+                  end=15, text="", score=0.9, suggested=False, weak=False)  # fmt: skip
+    fields.update(changes)
+    return Support(**fields)
+
+
+def test_a_support_span_gets_the_stronger_mark_inside_the_passage():
+    from knownote.excerpt import card_spans, span_anchors
+
+    text = "0123456789<b>&x</b>rest of it"
+    s = support(start=10, end=15, text=text[10:15])
+    html_ = card(text, 5, 25, spans=card_spans(span_anchors(7, [s]), 2))
+    inner = re.search(r'<mark class="kn-span" id="span-7-2-10-15" data-start="10" '
+                      r'data-end="15">(.*?)</mark>', html_)  # fmt: skip
+    assert inner and inner.group(1) == "&lt;b&gt;&amp;x"
+    assert "<b>" not in html_
+
+
+def test_the_mark_of_a_sentence_links_to_its_span_and_a_weak_one_gets_a_note():
+    text = "Rolls uphill [2]. Penguins fly [2]."
+    strong = support(sentence_end=17, text="it seems to roll uphill")
+    weak = support(sentence=1, sentence_start=18, sentence_end=35, start=40, end=50, weak=True)
+    out = answer_html(text, 7, [2], [strong, weak])
+    assert '<a class="kn-cite" href="#span-7-2-10-15" title="Leans on “it seems' in out
+    assert '<a class="kn-cite" href="#cite-7-2">2</a>]. <span class="kn-weak"' in out
+    assert out.count("no close match in the cited passages") == 1
+    assert out.index("Penguins") < out.index("no close match")
+
+
+def test_an_unmarked_sentence_links_to_its_labelled_suggestion():
+    out = answer_html("It rolls.", 7, [], [support(sentence_end=9, suggested=True)])
+    assert 'class="kn-suggest" href="#span-7-2-10-15"' in out and ">suggested [2]</a>" in out
+
+
+def test_stale_supports_are_neither_drawn_nor_linked():
+    from knownote.excerpt import span_anchors
+
+    s = support(stale=True)
+    assert span_anchors(7, [s]) == {}
+    assert "span-" not in answer_html("Rolls uphill [2].", 7, [2], [s])

@@ -307,3 +307,27 @@ def test_a_missing_original_file_says_so(store, imported):
     store.file_path(store.document(document_id).sha256).unlink()
     with pytest.raises(NotFound, match="is not kept"):
         passage_pages(store, document_id, 0, 10)
+
+
+def orange(png: bytes) -> np.ndarray:
+    """Pixels of the stronger highlight (a support span): white paper * STRONG is orange."""
+    pix = pymupdf.Pixmap(png)
+    image = np.frombuffer(pix.samples, dtype=np.uint8).reshape(pix.height, pix.width, pix.n)
+    r, g, b = (image[:, :, i].astype(int) for i in range(3))
+    return (r > 200) & (g > 110) & (g < 160) & (b < 60)
+
+
+def test_a_support_span_is_painted_more_strongly_inside_the_passage():
+    doc = open_pdf(corpus_file("docs/pdf/paper_dpr_2004.04906_2col.pdf"))
+    stored = pdf_page_text(doc[2])
+    start = stored.index("Encoders")
+    plain = render_page(doc, "dpr-plain", 3, stored, start, start + 300, 1.0)
+    both = render_page(
+        doc, "dpr-both", 3, stored, start, start + 300, 1.0, strong=[(start + 100, start + 200)]
+    )
+    assert orange(plain.png).sum() == 0 and both.strong_rects
+    assert orange(both.png).sum() > 200
+    assert 0 < yellow(both.png).sum() < yellow(plain.png).sum()  # the rest keeps the light mark
+    x0 = min(r[0] for r in both.strong_rects)
+    y0 = min(r[1] for r in both.strong_rects)
+    assert any(x0 <= r[0] and y0 <= r[1] for r in both.rects)  # drawn among the passage's glyphs

@@ -121,3 +121,10 @@ def test_odd_answers_never_fail_and_stay_fast(answer):
 
 def test_no_passages_means_no_supports():
     assert support_spans("Anything at all [1].", []) == ()
+
+
+def test_a_sentence_matches_vertical_text_that_has_one_character_a_line():
+    text = "\n".join("重力坡是一种视错觉在这种地方轻微的下坡看起来像上坡") + "\n\n其他。"
+    p = [SourcePassage(1, 1, 1, "t", 0, 0, len(text), None, None, text, True)]
+    [support] = support_spans("重力坡是一种视错觉。[1]", p)
+    assert not support.weak and support.text.startswith("重\n力")
