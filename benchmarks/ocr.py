@@ -2,7 +2,9 @@
 
     nice .venv/bin/python benchmarks/ocr.py [--pages 2] [--dpi 150 300] [--speed-dpi 200]
 
-Born-digital pages of ../shared/corpus (English papers, the Chinese and Japanese PDFs) are
+Born-digital pages of ../shared/corpus (English papers, the Chinese and Japanese PDFs, and
+Chinese pages typeset here from cmrc2018 contexts, as the corpus's one born-digital Chinese page
+is a credits list whose reading order is a table's) are
 rendered to images at each resolution and read by the OCR engine exactly as an import reads a
 page without a text layer (`ocr.recognise` + `ocr.page_text`); the result is compared with the
 page's own text layer (`extract.pdf_page_text`). Character error rate (CER) is the edit distance
@@ -19,6 +21,7 @@ control characters and symbols (OCR reads its pages far better than the layer do
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import re
 import resource
@@ -43,8 +46,20 @@ SETS = {
         "paper_naacl06_shinyama_2col.pdf",
     ],
     "zh": ["cjk_zh_textbook_credits.pdf"],
+    "zh-typeset": [],  # the first contexts of qa_zh/cmrc2018_dev.json typeset by PyMuPDF
     "ja": ["cjk_ja_miyazawa_preface_vertical.pdf", "cjk_ja_official_gazette_vertical.pdf"],
 }
+
+
+def typeset_cmrc(count: int) -> list[pymupdf.Page]:
+    """Born-digital Chinese pages: cmrc2018 contexts set in PyMuPDF's built-in CJK font."""
+    data = json.loads((PDF_DIR.parents[1] / "qa_zh/cmrc2018_dev.json").read_text("utf-8"))
+    contexts = [p["context"] for a in data["data"] for p in a["paragraphs"]][:count]
+    doc = pymupdf.open()
+    for text in contexts:
+        page = doc.new_page(width=595, height=842)
+        page.insert_textbox(pymupdf.Rect(56, 56, 539, 786), text, fontsize=11, fontname="china-s")
+    return list(doc)
 
 
 def edit_distance(a: str, b: str) -> int:
@@ -80,11 +95,13 @@ def main() -> None:
     parser.add_argument("--dpi", type=int, nargs="+", default=[150, 300])
     parser.add_argument("--speed-dpi", type=int, default=200)
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--langs", nargs="+", default=list(SETS))
     args = parser.parse_args()
     rows = []
     speed_pages, speed_seconds, speed_cpu = 0, 0.0, 0.0
-    for lang, names in SETS.items():
-        pages = []
+    for lang in args.langs:
+        names = SETS[lang]
+        pages = typeset_cmrc(args.pages) if lang == "zh-typeset" else []
         for name in names:
             doc = pymupdf.open(PDF_DIR / name)
             pages += [doc[i] for i in range(min(args.pages, doc.page_count))]
@@ -121,9 +138,11 @@ def main() -> None:
                 )
             print(f"  {lang} at {dpi} dpi done", file=sys.stderr, flush=True)
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(f"{'lang':<5}{'dpi':>5}{'pages':>7}{'chars':>8}{'CER':>9}{'CER words':>11}{'pages/s':>9}")
+    print(
+        f"{'lang':<11}{'dpi':>5}{'pages':>7}{'chars':>8}{'CER':>9}{'CER words':>11}{'pages/s':>9}"
+    )
     for lang, dpi, n, chars, cer, cer_words, rate in rows:
-        print(f"{lang:<5}{dpi:>5}{n:>7}{chars:>8}{cer:>9.2%}{cer_words:>11.2%}{rate:>9.2f}")
+        print(f"{lang:<11}{dpi:>5}{n:>7}{chars:>8}{cer:>9.2%}{cer_words:>11.2%}{rate:>9.2f}")
     print(
         f"speed at {args.speed_dpi} dpi: {speed_pages / speed_seconds:.2f} pages/s over "
         f"{speed_pages} pages ({args.threads} threads, load average {os.getloadavg()[0]:.1f}); "

@@ -204,10 +204,6 @@ def _column_gaps(lines: list[OcrLine], min_gap: float) -> list[tuple[float, floa
     return _gaps([(ln.box[0], ln.box[2]) for ln in lines], min_gap)
 
 
-def _shares_gap(a: list[tuple[float, float]], b: list[tuple[float, float]]) -> bool:
-    return any(min(a1, b1) > max(a0, b0) for a0, a1 in a for b0, b1 in b)
-
-
 def _order(lines: list[OcrLine], min_gap: float) -> list[list[OcrLine]]:
     """Blocks of lines in reading order; each block is one column of one band, top to bottom."""
     if len(lines) <= 1:
@@ -218,25 +214,19 @@ def _order(lines: list[OcrLine], min_gap: float) -> list[list[OcrLine]]:
     bands = _split(lines, 1, 0.0)
     if len(bands) == 1:
         return [sorted(lines, key=lambda ln: (ln.box[1], ln.box[0]))]
-    # Consecutive bands with a common column gap form one multi-column region, and consecutive
-    # bands without any, one single-column region.
+    # Consecutive bands that still leave a column gap together form one multi-column region (a
+    # band holding one column's line, beside the other column's paragraph break, included);
+    # consecutive bands without any gap form one single-column region.
     regions: list[list[OcrLine]] = []
-    region_gaps: list[tuple[float, float]] = []
     for band in bands:
-        gaps = _column_gaps(band, min_gap)
-        if regions and not gaps and not region_gaps:  # a run of single-column bands
-            regions[-1].extend(band)
-        elif regions and gaps and region_gaps and _shares_gap(region_gaps, gaps):
-            regions[-1].extend(band)
-            region_gaps = [
-                (max(a0, b0), min(a1, b1))
-                for a0, a1 in region_gaps
-                for b0, b1 in gaps
-                if min(a1, b1) > max(a0, b0)
-            ]
-        else:
-            regions.append(list(band))
-            region_gaps = gaps
+        if regions:
+            merged = regions[-1] + band
+            if _column_gaps(merged, min_gap) or not (
+                _column_gaps(regions[-1], min_gap) or _column_gaps(band, min_gap)
+            ):
+                regions[-1] = merged
+                continue
+        regions.append(list(band))
     if len(regions) == 1:  # the common stripe is too narrow over the whole: top to bottom
         return [sorted(lines, key=lambda ln: (ln.box[1], ln.box[0]))]
     return [block for region in regions for block in _order(region, min_gap)]
@@ -248,7 +238,7 @@ def reading_order(lines: Sequence[OcrLine]) -> list[list[OcrLine]]:
     if not lines:
         return []
     height = median(ln.box[3] - ln.box[1] for ln in lines)
-    return _order(lines, min_gap=max(height, 1.0))
+    return _order(lines, min_gap=max(0.5 * height, 1.0))  # a gutter is often under a line high
 
 
 # ---------------------------------------------------------------- canonical text

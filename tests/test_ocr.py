@@ -35,6 +35,19 @@ def test_two_columns_are_read_column_by_column_even_when_their_lines_share_basel
     assert texts(reading_order(lines)) == [["left one", "left two"], ["right one", "right two"]]
 
 
+def test_columns_stay_whole_across_a_paragraph_break_in_one_of_them_and_a_narrow_gutter():
+    # The right column has a line where the left one has a blank (a paragraph break), and the
+    # gutter (6) is narrower than a line is high (10).
+    lines = [
+        line("a1", 0, 0, 97, 10),
+        line("b1", 103, 2, 200, 12),
+        line("b2", 103, 16, 200, 26),
+        line("a2", 0, 30, 97, 40),
+        line("b3", 103, 32, 200, 42),
+    ]
+    assert texts(reading_order(lines)) == [["a1", "a2"], ["b1", "b2", "b3"]]
+
+
 def test_a_title_across_both_columns_comes_first_then_each_column():
     lines = [
         line("b1", 120, 30, 210, 40),
