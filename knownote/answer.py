@@ -467,7 +467,10 @@ def ask(
     if not hits:
         return record.save(NO_PASSAGES, (), model=None, extractive=False, notice=None)
     passages = _sources(hits)
-    notice = NOT_CONNECTED.format(host=settings.ollama_host) if llm is None else NO_MODEL
+    hosts = settings.ollama_host
+    if settings.openai_base_url:
+        hosts += f", no OpenAI-compatible server at {settings.openai_base_url}"
+    notice = NOT_CONNECTED.format(host=hosts) if llm is None else NO_MODEL
     if failure is not None:
         notice = f"{failure} {QUOTED_INSTEAD}"
     elif llm is not None and model:
