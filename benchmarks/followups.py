@@ -51,13 +51,14 @@ def main() -> int:
     servers, models, status = connect(settings)
     if servers is None or args.model not in models:
         sys.exit(f"no model {args.model}: {status or models}")
-    data = load_squad(args.dataset, max_questions=args.chains * 4)
+    data = load_squad(args.dataset, max_questions=400)  # ~80 contexts: the rest are distractors
     embedder = get_embedder(settings.embedding_model)
     by_context: dict[int, list[int]] = {}
     for j, q in enumerate(data.questions):
         by_context.setdefault(q.context, []).append(j)
-    same = [(qs[i], qs[i + 1]) for qs in by_context.values() for i in range(len(qs) - 1)]
-    same = same[: args.chains]
+    # One chain per paragraph (the first two questions), spread over the articles.
+    same = [(qs[0], qs[1]) for qs in by_context.values() if len(qs) > 1]
+    same = same[:: max(1, len(same) // args.chains)][: args.chains]
     contexts = sorted(by_context)
     other = []
     for n, (first, _) in enumerate(same):
