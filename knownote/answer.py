@@ -19,7 +19,7 @@ import numpy as np
 from knownote import chats
 from knownote.cite import Answer, SourcePassage, normalize_marks, parse_citations, strip_marks
 from knownote.embed import Embedder
-from knownote.errors import KnowNoteError, ModelError, StreamInterrupted
+from knownote.errors import EmbeddingUnavailable, KnowNoteError, ModelError, StreamInterrupted
 from knownote.followup import queries_for, search_queries
 from knownote.llm import ANSWER_ROOM, EXAMPLE_MODEL, OllamaChat, num_ctx_for
 from knownote.repetition import RepetitionCut
@@ -348,8 +348,11 @@ def extractive_answer(
         first = _display(hits[0].text)
         short = first if len(first) <= 300 else first[:299].rstrip() + "…"
         return f"{short} [1]", {1}
-    vectors = embedder.embed_passages([s.text for s in candidates])
-    similarity = vectors @ embedder.embed_query(query)
+    try:
+        vectors = embedder.embed_passages([s.text for s in candidates])
+        similarity = vectors @ embedder.embed_query(query)
+    except EmbeddingUnavailable:  # the notebook's embedding server is down: keywords alone
+        similarity = np.zeros(len(candidates))
     penalty = np.array([RANK_PENALTY * s.rank + s.penalty for s in candidates])
     scores = similarity + KEYWORD_WEIGHT * _overlap_scores(query, candidates) - penalty
     chosen = sorted(_choose(candidates, scores), key=lambda s: (s.rank, s.position))
