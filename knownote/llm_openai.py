@@ -120,6 +120,12 @@ class OpenAIChat:
         """Names of the served models, sorted."""
         try:
             listed = list(self._meta.models.list())
+        except openai.APITimeoutError as e:
+            raise LLMUnavailable(
+                f"The server at {self.host} did not list its models within "
+                f"{_METADATA_TIMEOUT:g} seconds: it may be busy with another answer (some "
+                "servers answer one request at a time). Try again in a moment."
+            ) from e
         except openai.APIConnectionError as e:
             raise self._unavailable() from e
         except openai.APIStatusError as e:

@@ -2,6 +2,8 @@
 not stage (a dropped connection, error bodies, /props); the real engine's own tests are in
 test_real_engine.py."""
 
+import pytest
+
 from knownote.errors import LLMUnavailable, ModelError, ModelNotInstalled, StreamInterrupted
 from knownote.llm import MIN_CONTEXT
 from knownote.llm_openai import OpenAIChat
@@ -153,3 +155,8 @@ def test_connect_says_when_no_server_answers(settings):
 
 def test_the_key_is_not_in_the_settings_repr(settings):
     assert "sk-secret-123" not in repr(settings.with_(openai_api_key="sk-secret-123"))
+
+
+def test_a_busy_server_is_told_apart_from_one_that_is_down():
+    with OpenAIStandIn(models_delay=7) as server, pytest.raises(LLMUnavailable, match="busy"):
+        OpenAIChat(server.url).models()
