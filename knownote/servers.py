@@ -73,7 +73,7 @@ def connect(settings: Settings) -> tuple[AnswerServers | None, list[str], str | 
     Returns:
         (servers, model names, status line). The servers are None when none answers. Models of
         the OpenAI-compatible server carry the `openai:` prefix. The status says what is wrong
-        when no model can be used, and is None when some model can.
+        (no model can be used, or one of the servers is down) and is None when all is well.
     """
     ollama, models, status = connect_ollama(settings)
     if not settings.openai_base_url:
@@ -84,7 +84,7 @@ def connect(settings: Settings) -> tuple[AnswerServers | None, list[str], str | 
     except LLMUnavailable as e:
         if ollama is None:
             return None, [], f"{status} {e}"
-        return AnswerServers(ollama, None), models, status if not models else None
+        return AnswerServers(ollama, None), models, str(e)  # Ollama's models stay usable
     if not models:
         return (
             AnswerServers(ollama, other),

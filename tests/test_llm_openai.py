@@ -160,3 +160,14 @@ def test_the_key_is_not_in_the_settings_repr(settings):
 def test_a_busy_server_is_told_apart_from_one_that_is_down():
     with OpenAIStandIn(models_delay=7) as server, pytest.raises(LLMUnavailable, match="busy"):
         OpenAIChat(server.url).models()
+
+
+def test_connect_keeps_ollama_when_the_openai_server_is_down(settings):
+    with OllamaStandIn(models={"llama3.2:latest": 8192}) as ollama:
+        servers, models, status = connect(
+            settings.with_(
+                ollama_host=ollama.url, openai_base_url=f"http://127.0.0.1:{free_port()}/v1"
+            )
+        )
+    assert servers.openai is None and models == ["llama3.2:latest"]
+    assert "No OpenAI-compatible server answers" in status
