@@ -212,7 +212,10 @@ class OpenAIChat:
                     return
             if received:  # the body ended without a finish reason
                 raise self._dropped()
-            raise ModelError(f"The server at {self.host} closed the answer before it began.")
+            raise ModelError(
+                f"The server at {self.host} closed the answer before it began (a server that "
+                "answers one request at a time may drop an answer when another request arrives)."
+            )
         except openai.APITimeoutError as e:
             if received:
                 raise StreamInterrupted(
