@@ -21,7 +21,7 @@ from knownote.cite import Answer, SourcePassage, normalize_marks, parse_citation
 from knownote.embed import Embedder
 from knownote.errors import EmbeddingUnavailable, KnowNoteError, ModelError, StreamInterrupted
 from knownote.followup import queries_for, search_queries
-from knownote.llm import ANSWER_ROOM, EXAMPLE_MODEL, OllamaChat, num_ctx_for
+from knownote.llm import ANSWER_ROOM, EXAMPLE_MODEL, OllamaChat, estimate_tokens, num_ctx_for
 from knownote.repetition import RepetitionCut
 from knownote.retrieve import Hit
 from knownote.servers import AnswerServers
@@ -126,10 +126,12 @@ def _fit(
     """Messages, the passages kept and num_ctx, so the prompt fits the model's context: earlier
     turns go first, then the lowest-ranked passages. Nothing is cut silently by the server."""
     limit = llm.context_length(model)
-    room = llm.room(model) if isinstance(llm, AnswerServers) else ANSWER_ROOM
+    room, estimate = ANSWER_ROOM, estimate_tokens
+    if isinstance(llm, AnswerServers):
+        room, estimate = llm.room(model), llm.estimator(model)
     while True:
         messages = build_messages(question, passages, history)
-        need = num_ctx_for(messages, answer_tokens=room)
+        need = num_ctx_for(messages, answer_tokens=room, estimate=estimate)
         if limit is None or need <= limit or (not history and len(passages) <= 1):
             return messages, passages, min(need, limit) if limit else need
         if history:

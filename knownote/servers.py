@@ -6,12 +6,12 @@ Ollama's models keep their plain names; the OpenAI-compatible server's are named
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from knownote.errors import LLMUnavailable, ModelNotInstalled
-from knownote.llm import ANSWER_ROOM, OllamaChat
+from knownote.llm import ANSWER_ROOM, OllamaChat, estimate_tokens
 from knownote.llm import connect as connect_ollama
-from knownote.llm_openai import PREFIX, OpenAIChat
+from knownote.llm_openai import PREFIX, OpenAIChat, upper_tokens
 from knownote.settings import Settings
 
 
@@ -44,6 +44,11 @@ class AnswerServers:
         if model.startswith(PREFIX) and self.openai is not None:
             return self.openai.answer_room
         return ANSWER_ROOM
+
+    def estimator(self, model: str) -> Callable[[str], int]:
+        """How prompts are counted for this model: Ollama cuts a prompt that is too long, an
+        OpenAI-compatible server may fail on it, so those prompts are counted generously."""
+        return upper_tokens if model.startswith(PREFIX) else estimate_tokens
 
     def label(self, model: str) -> str:
         """The model with the server it runs on, for the picker."""

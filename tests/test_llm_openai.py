@@ -171,3 +171,13 @@ def test_connect_keeps_ollama_when_the_openai_server_is_down(settings):
         )
     assert servers.openai is None and models == ["llama3.2:latest"]
     assert "No OpenAI-compatible server answers" in status
+
+
+def test_prompts_for_these_servers_are_counted_so_they_never_overflow():
+    from knownote.llm_openai import upper_tokens
+
+    assert upper_tokens("检索增强生成") == 18  # three UTF-8 bytes each: a byte-level worst case
+    assert upper_tokens("dense passage retrieval") == 8  # a third of the ASCII characters
+    # SmolLM2's tokenizer spends 724 tokens on a 417-character cmrc2018 context; Ollama's
+    # estimate said 399 and llama.cpp refused the prompt.
+    assert upper_tokens("中" * 417) >= 724
