@@ -262,8 +262,8 @@ def settings_sidebar() -> tuple[Settings, str]:
             "Embedding model for new notebooks",
             value=BASE.embedding_model,
             key="embedding_model",
-            help="A sentence-transformers model name or folder. Each notebook keeps the model "
-            "it was created with.",
+            help="A sentence-transformers model name or folder, or a model on a server: "
+            "ollama:NAME or openai:NAME. Each notebook keeps the model it was created with.",
         )
     settings = BASE.with_(
         k=int(k), passage_size=int(size), embedding_model=model.strip() or BASE.embedding_model

@@ -19,9 +19,9 @@ import numpy as np
 from knownote import chats
 from knownote.cite import Answer, SourcePassage, normalize_marks, parse_citations, strip_marks
 from knownote.embed import Embedder
-from knownote.errors import KnowNoteError, ModelError, StreamInterrupted
+from knownote.errors import EmbeddingUnavailable, KnowNoteError, ModelError, StreamInterrupted
 from knownote.followup import queries_for, search_queries
-from knownote.llm import ANSWER_ROOM, EXAMPLE_MODEL, OllamaChat, num_ctx_for
+from knownote.llm import ANSWER_ROOM, EXAMPLE_MODEL, OllamaChat, estimate_tokens, num_ctx_for
 from knownote.repetition import RepetitionCut
 from knownote.retrieve import Hit
 from knownote.servers import AnswerServers
@@ -127,10 +127,12 @@ def _fit(
     """Messages, the passages kept and num_ctx, so the prompt fits the model's context: earlier
     turns go first, then the lowest-ranked passages. Nothing is cut silently by the server."""
     limit = llm.context_length(model)
-    room = llm.room(model) if isinstance(llm, AnswerServers) else ANSWER_ROOM
+    room, estimate = ANSWER_ROOM, estimate_tokens
+    if isinstance(llm, AnswerServers):
+        room, estimate = llm.room(model), llm.estimator(model)
     while True:
         messages = build_messages(question, passages, history)
-        need = num_ctx_for(messages, answer_tokens=room)
+        need = num_ctx_for(messages, answer_tokens=room, estimate=estimate)
         if limit is None or need <= limit or (not history and len(passages) <= 1):
             return messages, passages, min(need, limit) if limit else need
         if history:
@@ -349,8 +351,11 @@ def extractive_answer(
         first = _display(hits[0].text)
         short = first if len(first) <= 300 else first[:299].rstrip() + "…"
         return f"{short} [1]", {1}
-    vectors = embedder.embed_passages([s.text for s in candidates])
-    similarity = vectors @ embedder.embed_query(query)
+    try:
+        vectors = embedder.embed_passages([s.text for s in candidates])
+        similarity = vectors @ embedder.embed_query(query)
+    except EmbeddingUnavailable:  # the notebook's embedding server is down: keywords alone
+        similarity = np.zeros(len(candidates))
     penalty = np.array([RANK_PENALTY * s.rank + s.penalty for s in candidates])
     scores = similarity + KEYWORD_WEIGHT * _overlap_scores(query, candidates) - penalty
     chosen = sorted(_choose(candidates, scores), key=lambda s: (s.rank, s.position))
@@ -468,7 +473,10 @@ def ask(
     if not hits:
         return record.save(NO_PASSAGES, (), model=None, extractive=False, notice=None)
     passages = _sources(hits)
-    notice = NOT_CONNECTED.format(host=settings.ollama_host) if llm is None else NO_MODEL
+    hosts = settings.ollama_host
+    if settings.openai_base_url:
+        hosts += f", no OpenAI-compatible server at {settings.openai_base_url}"
+    notice = NOT_CONNECTED.format(host=hosts) if llm is None else NO_MODEL
     if failure is not None:
         notice = f"{failure} {QUOTED_INSTEAD}"
     elif llm is not None and model:

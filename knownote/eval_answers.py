@@ -10,7 +10,7 @@ quoted-passages answer). Figures, over all questions:
 - citation precision: cited passages that contain a gold answer; citation recall: questions
   whose gold passage (the one holding the first gold answer's span) is among the cited
 - answers with no mark, answers with marks out of range, refusals ("the passages do not say"),
-  incomplete answers
+  incomplete answers, and answers quoted because the model failed
 - time to first token and tokens per second (streamed pieces per second after the first;
   llama.cpp and Ollama send one token a piece), medians
 """
@@ -99,12 +99,17 @@ class Scored:
     out_of_range: bool
     refusal: bool
     incomplete: bool
+    model_failed: bool  # a model was asked and the answer is quoted instead (see its notice)
     first_token: float | None
     tokens_per_second: float | None
 
 
 def score(
-    answer: Answer, question: Question, gold_document: int, timing: dict[str, float]
+    answer: Answer,
+    question: Question,
+    gold_document: int,
+    timing: dict[str, float],
+    quoted: bool = False,
 ) -> Scored:
     golds = question.answers or ()
     cited = answer.citations
@@ -131,6 +136,7 @@ def score(
         out_of_range=answer.dropped_marks > 0,
         refusal=bool(REFUSAL.search(answer.text)),
         incomplete=answer.incomplete,
+        model_failed=answer.extractive and answer.notice is not None and not quoted,
         first_token=timing["first"] - timing["start"] if "first" in timing else None,
         tokens_per_second=rate,
     )
@@ -181,6 +187,7 @@ def summarize(scored: list[Scored]) -> dict[str, float | None]:
         "marks_out_of_range": _share([s.out_of_range for s in scored]),
         "refusals": _share([s.refusal for s in scored]),
         "incomplete": _share([s.incomplete for s in scored]),
+        "model_failed": _share([s.model_failed for s in scored]),
         "first_token_s": _median([s.first_token for s in scored]),
         "tokens_per_s": _median([s.tokens_per_second for s in scored]),
     }
@@ -228,7 +235,8 @@ def evaluate_answers(
                     store, embedder, notebook.id, question.text, llm=llm if model else None,
                     model=model, settings=settings, k=k, on_token=on_token,
                 )  # fmt: skip
-                scored.append(score(answer, question, document_ids[question.context], timing))
+                gold = document_ids[question.context]
+                scored.append(score(answer, question, gold, timing, quoted=not model))
                 if len(shown) < examples:
                     shown.append(
                         {

@@ -12,7 +12,7 @@ import json
 import math
 import re
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 
 import httpx
 import ollama
@@ -48,10 +48,11 @@ def num_ctx_for(
     messages: Sequence[Mapping[str, str]],
     answer_tokens: int = ANSWER_ROOM,
     limit: int | None = None,
+    estimate: Callable[[str], int] = estimate_tokens,
 ) -> int:
     """Context window for a prompt plus room for the answer: a multiple of 1024, at least 2048,
     at most `limit` (the model's own context length) when known."""
-    need = sum(estimate_tokens(m["content"]) + 8 for m in messages) + answer_tokens
+    need = sum(estimate(m["content"]) + 8 for m in messages) + answer_tokens
     size = max(MIN_CONTEXT, math.ceil(need / 1024) * 1024)
     return min(size, limit) if limit else size
 

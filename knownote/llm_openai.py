@@ -23,7 +23,7 @@ from knownote.errors import (
     ModelNotInstalled,
     StreamInterrupted,
 )
-from knownote.llm import MIN_CONTEXT, estimate_tokens
+from knownote.llm import MIN_CONTEXT
 from knownote.settings import Settings
 
 PREFIX = "openai:"  # how the answer code names this server's models beside Ollama's
@@ -31,6 +31,16 @@ _METADATA_TIMEOUT = 5.0
 MIN_ANSWER_TOKENS = 64
 # Fields in which servers report a model's context size in /v1/models (vLLM, LM Studio, others).
 _CONTEXT_FIELDS = ("max_model_len", "context_length", "max_context_length", "context_window")
+
+
+def upper_tokens(text: str) -> int:
+    """A token count no tokenizer exceeds in practice: a third of the ASCII characters, and every
+    UTF-8 byte of the others (a byte-level tokenizer built for English spends up to three tokens
+    on a Chinese character, and these servers fail, rather than truncate, when the prompt is too
+    long)."""
+    ascii_chars = sum(1 for c in text if c < "\x80")
+    other = len(text.encode("utf-8")) - ascii_chars
+    return -(-ascii_chars // 3) + other
 
 
 def error_text(e: openai.APIStatusError) -> str:
@@ -120,6 +130,12 @@ class OpenAIChat:
         """Names of the served models, sorted."""
         try:
             listed = list(self._meta.models.list())
+        except openai.APITimeoutError as e:
+            raise LLMUnavailable(
+                f"The server at {self.host} did not list its models within "
+                f"{_METADATA_TIMEOUT:g} seconds: it may be busy with another answer (some "
+                "servers answer one request at a time). Try again in a moment."
+            ) from e
         except openai.APIConnectionError as e:
             raise self._unavailable() from e
         except openai.APIStatusError as e:
@@ -176,7 +192,7 @@ class OpenAIChat:
 
     def _answer_tokens(self, messages: Sequence[Mapping[str, str]], num_ctx: int) -> int:
         """Room left for the answer in the context, at most the max_answer_tokens setting."""
-        prompt = sum(estimate_tokens(m["content"]) + 8 for m in messages)
+        prompt = sum(upper_tokens(m["content"]) + 8 for m in messages)
         return max(MIN_ANSWER_TOKENS, min(self.max_tokens, num_ctx - prompt))
 
     def stream(self, model: str, messages: list[dict], num_ctx: int) -> Iterator[str]:
@@ -206,7 +222,10 @@ class OpenAIChat:
                     return
             if received:  # the body ended without a finish reason
                 raise self._dropped()
-            raise ModelError(f"The server at {self.host} closed the answer before it began.")
+            raise ModelError(
+                f"The server at {self.host} closed the answer before it began (a server that "
+                "answers one request at a time may drop an answer when another request arrives)."
+            )
         except openai.APITimeoutError as e:
             if received:
                 raise StreamInterrupted(

@@ -6,12 +6,12 @@ Ollama's models keep their plain names; the OpenAI-compatible server's are named
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from knownote.errors import LLMUnavailable, ModelNotInstalled
-from knownote.llm import ANSWER_ROOM, OllamaChat
+from knownote.llm import ANSWER_ROOM, OllamaChat, estimate_tokens
 from knownote.llm import connect as connect_ollama
-from knownote.llm_openai import PREFIX, OpenAIChat
+from knownote.llm_openai import PREFIX, OpenAIChat, upper_tokens
 from knownote.settings import Settings
 
 
@@ -45,6 +45,11 @@ class AnswerServers:
             return self.openai.answer_room
         return ANSWER_ROOM
 
+    def estimator(self, model: str) -> Callable[[str], int]:
+        """How prompts are counted for this model: Ollama cuts a prompt that is too long, an
+        OpenAI-compatible server may fail on it, so those prompts are counted generously."""
+        return upper_tokens if model.startswith(PREFIX) else estimate_tokens
+
     def label(self, model: str) -> str:
         """The model with the server it runs on, for the picker."""
         if model.startswith(PREFIX):
@@ -73,7 +78,7 @@ def connect(settings: Settings) -> tuple[AnswerServers | None, list[str], str | 
     Returns:
         (servers, model names, status line). The servers are None when none answers. Models of
         the OpenAI-compatible server carry the `openai:` prefix. The status says what is wrong
-        when no model can be used, and is None when some model can.
+        (no model can be used, or one of the servers is down) and is None when all is well.
     """
     ollama, models, status = connect_ollama(settings)
     if not settings.openai_base_url:
@@ -84,7 +89,7 @@ def connect(settings: Settings) -> tuple[AnswerServers | None, list[str], str | 
     except LLMUnavailable as e:
         if ollama is None:
             return None, [], f"{status} {e}"
-        return AnswerServers(ollama, None), models, status if not models else None
+        return AnswerServers(ollama, None), models, str(e)  # Ollama's models stay usable
     if not models:
         return (
             AnswerServers(ollama, other),

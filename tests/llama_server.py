@@ -49,6 +49,8 @@ class LlamaServer:
         config = {
             "host": "127.0.0.1",
             "port": self.port,
+            # By default a new request (even a model list) ends the answer being streamed.
+            "interrupt_requests": False,
             "models": [
                 {**common, "model_alias": CHAT_MODEL, "n_ctx": CONTEXT},
                 {**common, "model_alias": EMBED_MODEL, "n_ctx": 512, "embedding": True},

@@ -14,13 +14,15 @@ server on 127.0.0.1 follows the OpenAI API for the calls KnowNote makes:
 
 Failure modes: `drop_after` closes the connection after that many pieces, `status` and `body`
 answer every chat with that HTTP error, `error_after` sends an error event mid-stream,
-`finish_reason` sets the last chunk's reason. It is not part of the product.
+`finish_reason` sets the last chunk's reason, `models_delay` keeps the model list waiting (as
+llama-cpp-python's server does while it answers someone else). It is not part of the product.
 """
 
 from __future__ import annotations
 
 import json
 import threading
+import time
 from http.server import BaseHTTPRequestHandler
 
 from tests.ollama_standin import _Server, free_port, pieces
@@ -40,6 +42,7 @@ class OpenAIStandIn:
         status: int | None = None,
         body: object = None,
         finish_reason: str = "stop",
+        models_delay: float = 0.0,
     ) -> None:
         self.reply = reply
         self.models = models
@@ -49,6 +52,7 @@ class OpenAIStandIn:
         self.status = status
         self.body = body
         self.finish_reason = finish_reason
+        self.models_delay = models_delay
         self.requests: list[tuple[str, dict, dict]] = []  # (path, JSON body, headers)
         self._server = _Server(("127.0.0.1", free_port()), self._handler())
         self._thread = threading.Thread(
@@ -89,6 +93,7 @@ class OpenAIStandIn:
             def do_GET(self) -> None:
                 standin.requests.append((self.path, {}, dict(self.headers)))
                 if self.path == "/v1/models":
+                    time.sleep(standin.models_delay)
                     data = [
                         {"id": m, "object": "model", "created": 0, "owned_by": "me"}
                         for m in standin.models

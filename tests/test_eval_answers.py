@@ -57,6 +57,7 @@ def test_eval_answers_quoted_on_real_questions(tmp_path, capsys, monkeypatch):
     assert report["model"] == "quoted" and report["questions"] == 4
     figures = report["figures"]
     assert figures["no_mark"] == 0.0  # quotes always carry their marks
+    assert figures["model_failed"] == 0.0  # no model was asked
     assert figures["citation_precision"] is not None
     assert 0 <= figures["f1"] <= 1 and figures["first_token_s"] > 0
 

@@ -65,3 +65,17 @@ def test_an_embedding_server_that_is_down_falls_back_to_keywords(store, server_n
     )
     assert found.hits and "Eiffel" in found.hits[0].text
     assert "does not answer" in found.note and "keywords only" in found.note
+
+
+def test_an_answer_while_the_embedding_server_is_down_quotes_keyword_hits(
+    store, server_notebook, settings
+):
+    from knownote.answer import ask
+
+    down = ServerEmbedder(
+        "openai:bge-m3", settings.with_(openai_base_url=f"http://127.0.0.1:{free_port()}/v1")
+    )
+    answer = ask(store, down, server_notebook.id, "When was the Eiffel tower built?", llm=None,
+                 model=None, settings=settings, k=3)  # fmt: skip
+    assert "1889" in answer.text and answer.extractive
+    assert "does not answer" in answer.notice and "keywords only" in answer.notice

@@ -2,6 +2,8 @@
 not stage (a dropped connection, error bodies, /props); the real engine's own tests are in
 test_real_engine.py."""
 
+import pytest
+
 from knownote.errors import LLMUnavailable, ModelError, ModelNotInstalled, StreamInterrupted
 from knownote.llm import MIN_CONTEXT
 from knownote.llm_openai import OpenAIChat
@@ -153,3 +155,29 @@ def test_connect_says_when_no_server_answers(settings):
 
 def test_the_key_is_not_in_the_settings_repr(settings):
     assert "sk-secret-123" not in repr(settings.with_(openai_api_key="sk-secret-123"))
+
+
+def test_a_busy_server_is_told_apart_from_one_that_is_down():
+    with OpenAIStandIn(models_delay=7) as server, pytest.raises(LLMUnavailable, match="busy"):
+        OpenAIChat(server.url).models()
+
+
+def test_connect_keeps_ollama_when_the_openai_server_is_down(settings):
+    with OllamaStandIn(models={"llama3.2:latest": 8192}) as ollama:
+        servers, models, status = connect(
+            settings.with_(
+                ollama_host=ollama.url, openai_base_url=f"http://127.0.0.1:{free_port()}/v1"
+            )
+        )
+    assert servers.openai is None and models == ["llama3.2:latest"]
+    assert "No OpenAI-compatible server answers" in status
+
+
+def test_prompts_for_these_servers_are_counted_so_they_never_overflow():
+    from knownote.llm_openai import upper_tokens
+
+    assert upper_tokens("检索增强生成") == 18  # three UTF-8 bytes each: a byte-level worst case
+    assert upper_tokens("dense passage retrieval") == 8  # a third of the ASCII characters
+    # SmolLM2's tokenizer spends 724 tokens on a 417-character cmrc2018 context; Ollama's
+    # estimate said 399 and llama.cpp refused the prompt.
+    assert upper_tokens("中" * 417) >= 724
