@@ -89,6 +89,9 @@ TABLES: list[Table] = [
     Table("messages", _IN_CHATS, "id", "id", "message_ids", {"chat_id": "chats"}),
     Table("answer_passages", _IN_MESSAGES, "message_id, n", refs={"message_id": "messages"},
           loose={"passage_id": ("passages", None), "document_id": ("documents", 0)}),
+    Table("ocr_pages", _IN_DOCUMENTS, "document_id, page_no", refs={"document_id": "documents"}),
+    Table("answer_supports", _IN_MESSAGES, "message_id, sentence, n, start",
+          refs={"message_id": "messages"}, loose={"document_id": ("documents", 0)}),
 ]  # fmt: skip
 _BY_NAME = {t.name: t for t in TABLES}
 _ENTRY = re.compile(r"(tables/(?P<table>[a-z_]+)\.arrow|sources/(?P<sha>[0-9a-f]{64}))")

@@ -27,6 +27,8 @@ REFERENCES = [
     ("chats", "notebook_id", "notebooks", "id"),
     ("messages", "chat_id", "chats", "id"),
     ("answer_passages", "message_id", "messages", "id"),
+    ("ocr_pages", "document_id", "documents", "id"),
+    ("answer_supports", "message_id", "messages", "id"),
 ]
 
 
