@@ -24,7 +24,7 @@ import numpy as np
 from knownote.cite import MARK, SourcePassage, Support, strip_marks
 from knownote.tokenize import tokenize
 
-WEAK_SCORE = 0.40  # best support under this is flagged; tuned with `knownote eval-support`
+WEAK_SCORE = 0.20  # best support under this is flagged; tuned with `knownote eval-support`
 MISSING_NUMBER = 0.6  # factor per number of the sentence that the span lacks
 MISSING_NAME = 0.85  # factor per capitalised name of the sentence that the span lacks
 PRECISION_WEIGHT = 0.15  # a little preference for spans that hold little else
