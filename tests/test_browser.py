@@ -121,7 +121,7 @@ def test_import_ask_and_read_highlighted_sources(app: Running):
             int(card.get_attribute("data-document")),
             int(card.get_attribute("data-start")),
             int(card.get_attribute("data-end")),
-            card.locator("mark").text_content(),
+            card.locator("mark:not(.kn-span)").text_content(),
             card.locator(".kn-head").text_content(),
         )
         for card in cards.all()

@@ -12,7 +12,8 @@ import pytest
 from PIL import Image
 
 from tests.browser import Dialogs, chromium, shot, streamlit_server
-from tests.test_browser_page import ANSWER_TIMEOUT, IMPORT_TIMEOUT, yellow_pixels
+from tests.test_browser_page import ANSWER_TIMEOUT, IMPORT_TIMEOUT
+from tests.test_browser_support import colours
 
 pytestmark = pytest.mark.browser
 
@@ -63,7 +64,7 @@ def test_a_citation_of_a_photo_is_highlighted_on_the_scan(tmp_path: Path):
         links = page.locator(".kn-answer a.kn-cite")
         expect(links.first).to_be_visible()
         links.first.click()
-        target = page.locator(".kn-card:target")
+        target = page.locator(".kn-card:target, .kn-card:has(:target)")
         expect(target).to_be_in_viewport()
         expect(target.locator(".kn-ocr")).to_have_text("OCR")
         picture = target.locator(
@@ -76,5 +77,6 @@ def test_a_citation_of_a_photo_is_highlighted_on_the_scan(tmp_path: Path):
         caption = target.locator("xpath=following::div[@data-testid='stImage'][1]")
         expect(caption).to_contain_text("p. 1 of the image: the cited passage is highlighted")
         shot(page, "scan-02-citation-on-the-scan")
-        assert yellow_pixels(picture.screenshot()) > 500, "the scan shows no highlight"
+        # The passage in yellow, and the support span of the answer's sentence inside it in orange.
+        assert sum(colours(picture.screenshot())) > 500, "the scan shows no highlight"
         assert dialogs.messages == []

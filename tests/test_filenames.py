@@ -15,6 +15,7 @@ from knownote.cli import main
 from knownote.excerpt import escape_markdown
 from knownote.ingest import clean_filename, import_file
 from knownote.store import Store
+from tests.test_app import settle
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -121,6 +122,7 @@ def test_the_app_lists_odd_names_as_plain_text(tmp_path: Path, monkeypatch: pyte
     ]
     at.file_uploader(key=f"upload_{at.session_state['upload_round']}").set_value(upload).run()
     assert not at.exception
+    settle(at)  # the import queue's worker imports them in the background
     shown = "\n".join(m.value for m in at.markdown) + "\n".join(c.value for c in at.caption)
     for label in NAMES.values():
         assert f"✓ {escape_markdown(label)}: 1 passage" in shown
