@@ -57,6 +57,15 @@ def num_ctx_for(
     return min(size, limit) if limit else size
 
 
+def timed_out(model: str, seconds: float) -> LLMTimeout:
+    """The error for a model that sent nothing for `seconds`, whichever server it runs on."""
+    return LLMTimeout(
+        f"The model {model} did not answer within {seconds:g} seconds. A model that is still "
+        "loading can be slow the first time: try again, or raise the ollama_timeout setting "
+        "(KNOWNOTE_OLLAMA_TIMEOUT)."
+    )
+
+
 class OllamaChat:
     """One Ollama server. Safe to share between threads."""
 
@@ -77,11 +86,7 @@ class OllamaChat:
         )
 
     def _timeout(self, model: str) -> LLMTimeout:
-        return LLMTimeout(
-            f"The model {model} did not answer within {self.timeout:g} seconds. A model that is "
-            "still loading can be slow the first time: try again, or raise the ollama_timeout "
-            "setting."
-        )
+        return timed_out(model, self.timeout)
 
     def _response_error(self, e: ollama.ResponseError, model: str) -> ModelError:
         if e.status_code == 404:

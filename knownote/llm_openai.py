@@ -23,7 +23,7 @@ from knownote.errors import (
     ModelNotInstalled,
     StreamInterrupted,
 )
-from knownote.llm import MIN_CONTEXT
+from knownote.llm import MIN_CONTEXT, timed_out
 from knownote.settings import Settings
 
 PREFIX = "openai:"  # how the answer code names this server's models beside Ollama's
@@ -102,11 +102,7 @@ class OpenAIChat:
         )
 
     def _timeout(self, model: str) -> LLMTimeout:
-        return LLMTimeout(
-            f"The model {model} did not answer within {self.timeout:g} seconds. A model that is "
-            "still loading can be slow the first time: try again, or raise the ollama_timeout "
-            "setting (KNOWNOTE_OLLAMA_TIMEOUT)."
-        )
+        return timed_out(model, self.timeout)
 
     def _status_error(self, e: openai.APIStatusError, model: str) -> ModelError:
         said = error_text(e)
