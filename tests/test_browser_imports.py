@@ -23,7 +23,8 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow]
 PDFS = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "docs" / "pdf"
 FIRST = PDFS / "paper_dpr_2004.04906_2col.pdf"  # 13 pages: imported first, then asked about
 BOOK = PDFS / "book_free_culture_lessig_352p.pdf"  # 352 pages: cancelled while it embeds
-LAST = PDFS / "paper_tam_review_sprouts.pdf"  # 23 pages: interrupted by a restart
+# 285 pages, ~1,100 passages: long enough to be caught embedding and interrupted by a restart
+LAST = PDFS / "book_mupdf_explored_285p.pdf"
 LONG = 300_000  # ms; the first import loads the embedding model, and the machine may be busy
 
 
@@ -96,7 +97,7 @@ def test_imports_run_in_the_background_and_survive_reload_cancel_and_restart(tmp
             ).to_be_visible(timeout=60_000)
             shot(page, "imports-05-interrupted")
             again.click()
-            page.get_by_text(f"✓ {LAST.name}: 23 pages").wait_for(timeout=LONG)
+            page.get_by_text(f"✓ {LAST.name}: 285 pages").wait_for(timeout=LONG)
             expect(page.get_by_text("Last import")).to_be_visible()
             shot(page, "imports-06-imported-again")
 
