@@ -17,7 +17,14 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from knownote import chats
-from knownote.cite import Answer, SourcePassage, normalize_marks, parse_citations, strip_marks
+from knownote.cite import (
+    Answer,
+    SourcePassage,
+    normalize_marks,
+    parse_citations,
+    sources_from_hits,
+    strip_marks,
+)
 from knownote.embed import Embedder
 from knownote.errors import EmbeddingUnavailable, KnowNoteError, ModelError, StreamInterrupted
 from knownote.followup import queries_for, search_queries
@@ -374,25 +381,6 @@ def extractive_answer(
 # --- asking ---------------------------------------------------------------------------------
 
 
-def _sources(hits: Sequence[Hit]) -> list[SourcePassage]:
-    return [
-        SourcePassage(
-            n=i,
-            passage_id=h.passage_id,
-            document_id=h.document_id,
-            title=h.title,
-            passage_index=h.passage_index,
-            start=h.start,
-            end=h.end,
-            page_start=h.page_start,
-            page_end=h.page_end,
-            text=h.text,
-            cited=False,
-        )
-        for i, h in enumerate(hits, start=1)
-    ]
-
-
 def _mark_cited(passages: Sequence[SourcePassage], cited: set[int]) -> tuple[SourcePassage, ...]:
     return tuple(replace(p, cited=p.n in cited) for p in passages)
 
@@ -472,7 +460,7 @@ def ask(
     record = Turn(store, chat_id, question, on_token, found.queries, found.note)
     if not hits:
         return record.save(NO_PASSAGES, (), model=None, extractive=False, notice=None)
-    passages = _sources(hits)
+    passages = sources_from_hits(hits)
     hosts = settings.ollama_host
     if settings.openai_base_url:
         hosts += f", no OpenAI-compatible server at {settings.openai_base_url}"

@@ -9,7 +9,12 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from knownote.retrieve import Hit
 
 _OPEN = r"\[［【〔"
 _CLOSE = r"\]］】〕"
@@ -54,6 +59,26 @@ class SourcePassage:
 
     def as_dict(self) -> dict[str, object]:
         return dataclasses.asdict(self)
+
+
+def sources_from_hits(hits: Sequence[Hit], *, cited: bool = False) -> list[SourcePassage]:
+    """Search hits as the numbered passages put in front of a model ([1] is the first hit)."""
+    return [
+        SourcePassage(
+            n=i,
+            passage_id=h.passage_id,
+            document_id=h.document_id,
+            title=h.title,
+            passage_index=h.passage_index,
+            start=h.start,
+            end=h.end,
+            page_start=h.page_start,
+            page_end=h.page_end,
+            text=h.text,
+            cited=cited,
+        )
+        for i, h in enumerate(hits, start=1)
+    ]
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from knownote.cite import SourcePassage
+from knownote.cite import sources_from_hits
 from knownote.embed import Embedder
 from knownote.evaluate import DatasetError, Progress, _clean_context, import_text, reanchor
 from knownote.retrieve import search
@@ -133,16 +133,6 @@ def answer_sentence(question: str, answer: str) -> str:
     return f"{question} {answer.strip()}."
 
 
-def _passages(hits: Sequence) -> list[SourcePassage]:
-    return [
-        SourcePassage(
-            i, h.passage_id, h.document_id, h.title, h.passage_index, h.start, h.end,
-            h.page_start, h.page_end, h.text, True,
-        )
-        for i, h in enumerate(hits, start=1)
-    ]  # fmt: skip
-
-
 def evaluate_support(
     dataset: SupportSet,
     embedder: Embedder,
@@ -175,7 +165,7 @@ def evaluate_support(
             right = 0
             for j, q in enumerate(dataset.questions):
                 hits = search(store, embedder, notebook.id, q.text, k=k, mode=mode)
-                scorer = Scorer(candidates(_passages(hits)))
+                scorer = Scorer(candidates(sources_from_hits(hits, cited=True)))
                 found = scorer.best(answer_sentence(q.text, q.answer))
                 score = found[1] if found else 0.0
                 supported.append(score)
