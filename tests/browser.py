@@ -121,6 +121,34 @@ def chromium() -> Iterator[object]:
             browser.close()
 
 
+def settle(page, timeout: float = 60_000) -> None:
+    """Wait until Streamlit's run has finished and every page image has loaded.
+
+    A link clicked before that can jump to a card the run then replaces, or to a place the
+    images still push down.
+    """
+    page.wait_for_function(
+        '!document.querySelector(\'[data-stale="true"], [data-testid="stStatusWidget"]\')',
+        timeout=timeout,
+    )
+    page.wait_for_function(
+        "() => [...document.querySelectorAll('[data-testid=\"stImage\"] img')]"
+        ".every(i => i.complete && i.naturalWidth > 0)",
+        timeout=timeout,
+    )
+
+
+def follow_citation(page, link):
+    """Click a [n] link of an answer once the page is still; the card it leads to, in view."""
+    from playwright.sync_api import expect
+
+    settle(page)
+    link.click()
+    target = page.locator(".kn-card:target, .kn-card:has(:target)")
+    expect(target).to_be_in_viewport()
+    return target
+
+
 def shot(page, name: str) -> None:
     OUTPUT.mkdir(exist_ok=True)
     page.screenshot(path=str(OUTPUT / f"{name}.png"))

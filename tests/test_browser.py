@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from knownote.store import Store
-from tests.browser import Dialogs, Server, chromium, shot, streamlit_server
+from tests.browser import Dialogs, Server, chromium, follow_citation, shot, streamlit_server
 
 pytestmark = pytest.mark.browser
 
@@ -128,13 +128,7 @@ def test_import_ask_and_read_highlighted_sources(app: Running):
     ]
     page.get_by_text("What is dense passage retrieval?").last.scroll_into_view_if_needed()
     shot(page, "04-answer")
-    # Page images of the cards load after the cards; let them settle before jumping.
-    page.wait_for_function(
-        "() => [...document.querySelectorAll('[data-testid=\"stImage\"] img')]"
-        ".every(i => i.complete && i.naturalWidth > 0)"
-    )
-    page.locator(".kn-answer a.kn-cite").first.click()
-    expect(page.locator(".kn-card:target, .kn-card:has(:target)")).to_be_in_viewport()
+    follow_citation(page, page.locator(".kn-answer a.kn-cite").first)
     shot(page, "05-citation-link")
     assert app.dialogs.messages == []
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from knownote.store import Store
-from tests.browser import Dialogs, chromium, shot, streamlit_server
+from tests.browser import Dialogs, chromium, follow_citation, shot, streamlit_server
 from tests.conftest import corpus_file
 
 pytestmark = pytest.mark.browser
@@ -50,9 +50,7 @@ def test_an_uploaded_archive_opens_with_its_chat_and_citations_resolve(tmp_path)
         page.locator('[data-testid="stRadio"] label').filter(has_text="Chat").click()
         link = page.locator(".kn-answer a.kn-cite").first
         expect(link).to_be_visible(timeout=60_000)
-        link.click()
-        target = page.locator(".kn-card:target, .kn-card:has(:target)")
-        expect(target).to_be_in_viewport()
+        target = follow_citation(page, link)
         shot(page, "archive-citation")
         document_id = int(target.get_attribute("data-document"))
         start, end = int(target.get_attribute("data-start")), int(target.get_attribute("data-end"))

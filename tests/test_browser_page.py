@@ -12,7 +12,7 @@ import numpy as np
 import pymupdf
 import pytest
 
-from tests.browser import Dialogs, chromium, shot, streamlit_server
+from tests.browser import Dialogs, chromium, follow_citation, shot, streamlit_server
 
 pytestmark = pytest.mark.browser
 
@@ -59,9 +59,7 @@ def test_a_citation_leads_to_the_highlighted_page(tmp_path: Path):
         page.mouse.wheel(0, -5000)
         shot(page, "page-01-answer")
 
-        links.last.click()
-        target = page.locator(".kn-card:target, .kn-card:has(:target)")
-        expect(target).to_be_in_viewport()
+        target = follow_citation(page, links.last)
         n = target.get_attribute("data-n")
         # The page image of the card the link led to: the next picture after that card.
         picture = target.locator(

@@ -11,7 +11,7 @@ import pymupdf
 import pytest
 from PIL import Image
 
-from tests.browser import Dialogs, chromium, shot, streamlit_server
+from tests.browser import Dialogs, chromium, follow_citation, shot, streamlit_server
 from tests.test_browser_page import ANSWER_TIMEOUT, IMPORT_TIMEOUT
 from tests.test_browser_support import colours
 
@@ -63,9 +63,7 @@ def test_a_citation_of_a_photo_is_highlighted_on_the_scan(tmp_path: Path):
         page.locator(".kn-card:visible").first.wait_for(timeout=ANSWER_TIMEOUT)
         links = page.locator(".kn-answer a.kn-cite")
         expect(links.first).to_be_visible()
-        links.first.click()
-        target = page.locator(".kn-card:target, .kn-card:has(:target)")
-        expect(target).to_be_in_viewport()
+        target = follow_citation(page, links.first)
         expect(target.locator(".kn-ocr")).to_have_text("OCR")
         picture = target.locator(
             "xpath=following::div[@data-testid='stImage'][1]//img"
