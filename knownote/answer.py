@@ -579,6 +579,7 @@ class Turn:
             passages=passages,
             supports=supports,
             notice=notice,
+            searched=self.searched[1] if len(self.searched) > 1 else None,
         )
         if self.search_note:
             notice = " ".join(n for n in (self.search_note, notice) if n)

@@ -82,16 +82,19 @@ def add_answer(
     passages: Sequence[SourcePassage],
     supports: Sequence[Support] = (),
     notice: str | None = None,
+    searched: str | None = None,
 ) -> int:
     """Save an answer (its text as the model wrote it), why it fell short (`notice`, if it did),
-    its passages and the support span of each sentence in one transaction."""
+    the rewrite of the question searched beside it (`searched`), its passages and the support span
+    of each sentence in one transaction."""
     with store.transaction() as db:
         if not db.execute("SELECT 1 FROM chats WHERE id = ?", [chat_id]).fetchone():
             raise NotFound(f"The chat {chat_id} was deleted while it was being answered.")
         (message_id,) = db.execute(
-            "INSERT INTO messages (chat_id, role, content, model, extractive, incomplete, notice) "
-            "VALUES (?, 'assistant', ?, ?, ?, ?, ?) RETURNING id",
-            [chat_id, text, model, extractive, incomplete, notice],
+            "INSERT INTO messages "
+            "(chat_id, role, content, model, extractive, incomplete, notice, searched) "
+            "VALUES (?, 'assistant', ?, ?, ?, ?, ?, ?) RETURNING id",
+            [chat_id, text, model, extractive, incomplete, notice, searched],
         ).fetchone()
         if passages:
             db.executemany(
@@ -210,7 +213,8 @@ def load_chat(store: Store, chat_id: int) -> list[Answer]:
     get_chat(store, chat_id)
     with store.lock:
         messages = store.db.execute(
-            "SELECT id, role, content, model, extractive, incomplete, notice FROM messages "
+            "SELECT id, role, content, model, extractive, incomplete, notice, searched "
+            "FROM messages "
             "WHERE chat_id = ? ORDER BY id",
             [chat_id],
         ).fetchall()
@@ -224,7 +228,7 @@ def load_chat(store: Store, chat_id: int) -> list[Answer]:
         passages.setdefault(row[0], []).append(SourcePassage(*row[1:12], stale=bool(row[12])))
     answers: list[Answer] = []
     question: str | None = None
-    for message_id, role, content, model, extractive, incomplete, stored in messages:
+    for message_id, role, content, model, extractive, incomplete, stored, rewrite in messages:
         if role == "user":
             if question is not None:
                 answers.append(_unanswered(question, chat_id))
@@ -250,6 +254,7 @@ def load_chat(store: Store, chat_id: int) -> list[Answer]:
                 dropped_marks=dropped,
                 notice=notice,
                 supports=tuple(supports.get(message_id, ())),
+                searched=(question or "", rewrite) if rewrite else (),
             )
         )
         question = None
@@ -338,6 +343,8 @@ def export_markdown(store: Store, chat_id: int) -> str:
         out += ["", f"## {_escape(' '.join(answer.question.split()))}", ""]
         if answer.notice:
             out += [f"*{answer.notice}*", ""]
+        if len(answer.searched) > 1:
+            out += [f"*Searched for “{_escape(answer.searched[1])}” and the question.*", ""]
         if answer.text:
             out.append(_footnote_marks(answer.text, label).strip())
             flags = _flags(answer)

@@ -281,6 +281,12 @@ def m011_import_jobs(db: duckdb.DuckDBPyConnection) -> None:
     )
 
 
+def m012_searched_rewrites(db: duckdb.DuckDBPyConnection) -> None:
+    # A follow-up is searched as asked and as the model rewrote it; the rewrite is kept with the
+    # answer so a reload still says what was searched.
+    db.execute("ALTER TABLE messages ADD COLUMN searched VARCHAR")
+
+
 MIGRATIONS: list[Migration] = [
     m001_documents_and_passages,
     m002_chats,
@@ -292,6 +298,7 @@ MIGRATIONS: list[Migration] = [
     m009_answer_notices,
     m010_passage_term_keys,
     m011_import_jobs,
+    m012_searched_rewrites,
 ]
 
 

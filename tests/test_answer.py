@@ -331,10 +331,14 @@ def test_a_follow_up_is_rewritten_into_a_standalone_query(
     # the earlier turn goes to the model too, without its citation marks
     assert answer_request["messages"][1] == {"role": "user", "content": "What is a gravity hill?"}
     assert "[" not in answer_request["messages"][2]["content"]
-    assert [a.question for a in chats.load_chat(store, first.chat_id)] == [
+    rewritten = "Why does the horizon matter for a gravity hill illusion?"
+    assert answer.searched == ("Why does the horizon matter for it?", rewritten)
+    loaded = chats.load_chat(store, first.chat_id)
+    assert [a.question for a in loaded] == [
         "What is a gravity hill?",
         "Why does the horizon matter for it?",
     ]
+    assert loaded[1].searched == answer.searched  # a reload still says what was searched
 
 
 def _turn(question, text="Earlier answer [1]."):

@@ -65,6 +65,26 @@ def test_a_saved_turn_loads_back_with_its_passages(store, notebook, document_id)
     assert answer.chat_id == chat_id and answer.message_id is not None
 
 
+def test_the_rewrite_searched_beside_a_follow_up_is_kept_and_exported(store, notebook, document_id):
+    chat_id = save_turn(store, notebook, document_id, question="Where is it?")
+    chats.add_question(store, notebook.id, chat_id, "And why?")
+    chats.add_answer(
+        store,
+        chat_id,
+        "An optical illusion [1].",
+        model="llama3.2",
+        extractive=False,
+        incomplete=False,
+        passages=sources(store, document_id),
+        searched="Why does the gravity hill look uphill?",
+    )
+    first, follow = chats.load_chat(store, chat_id)
+    assert first.searched == ()
+    assert follow.searched == ("And why?", "Why does the gravity hill look uphill?")
+    exported = chats.export_markdown(store, chat_id)
+    assert "*Searched for “Why does the gravity hill look uphill?” and the question.*" in exported
+
+
 def test_the_chat_title_is_the_first_question_shortened(store, notebook, document_id):
     chat_id = save_turn(store, notebook, document_id, question="Why " * 40)
     [chat] = chats.list_chats(store, notebook.id)

@@ -78,11 +78,9 @@ def chat_view(
         )
         if answer is not None:
             st.session_state["pending_chat"] = answer.chat_id
-            # Why the model fell short is not saved with the answer: keep it for this session.
+            # The saved notice lacks the search's own note (a keyword fallback): keep it whole.
             if answer.notice and llm is not None and answer.message_id is not None:
                 st.session_state.setdefault("notices", {})[answer.message_id] = answer.notice
-            if len(answer.searched) > 1 and answer.message_id is not None:
-                st.session_state.setdefault("searched", {})[answer.message_id] = answer.searched
             st.rerun()
 
 
@@ -212,9 +210,8 @@ def show_answer(store: Store, answer: Answer) -> None:
                 st.warning(answer.notice or "This answer stopped before it was finished.")
             elif answer.notice and not answer.extractive:
                 st.caption(answer.notice)
-            searched = st.session_state.get("searched", {}).get(answer.message_id)
-            if searched:
-                st.caption(f"Searched for: {escape_markdown(searched[1])}, and the question")
+            if len(answer.searched) > 1:
+                st.caption(f"Searched for: {escape_markdown(answer.searched[1])}, and the question")
             if answer.dropped_marks:
                 st.caption(
                     f"The answer also cited {answer.dropped_marks} passage number(s) it was not "
