@@ -304,13 +304,21 @@ def main() -> None:
     st.header(escape_markdown(notebook.name), anchor=False)
     st.session_state.setdefault("view", "Chat" if notebook.documents else "Sources")
     view = st.radio(
-        "View", ["Chat", "Sources"], key="view", horizontal=True, label_visibility="collapsed"
+        "View",
+        ["Chat", "Sources", "Notes"],
+        key="view",
+        horizontal=True,
+        label_visibility="collapsed",
     )
     # The views import the extraction and answer libraries; the first paint does not wait.
     if view == "Sources":
         from knownote.ui.sources import sources_view
 
         sources_view(store, notebook, settings, worker)
+    elif view == "Notes":
+        from knownote.ui.notes import notes_view
+
+        notes_view(store, notebook, settings, worker)
     else:
         from knownote.ui.chat import chat_view
 

@@ -35,7 +35,7 @@ from knownote.errors import DamagedArchive, DiskFull, FileTooLarge, KnowNoteErro
 from knownote.store import Store, ensure_vectors_table, sha256_hex, vectors_table
 
 FORMAT = "knownote-notebook"
-VERSION = 1
+VERSION = 2  # 2: notes
 MANIFEST = "manifest.json"
 MAX_MANIFEST_BYTES = 16 * 1024 * 1024
 # Deflate reaches about 1000:1 at best; real tables and documents stay far below this.
@@ -60,6 +60,7 @@ class Table:
     sequence: str | None = None
     refs: dict[str, str] = field(default_factory=dict)
     loose: dict[str, tuple[str, int | None]] = field(default_factory=dict)
+    since: int = 1  # the first format version that carries the table
 
     def physical(self, dim: int) -> str:
         return vectors_table(dim) if self.name == "vectors" else self.name
@@ -71,6 +72,7 @@ _IN_MESSAGES = (
     "message_id IN (SELECT m.id FROM messages m JOIN chats c ON c.id = m.chat_id "
     "WHERE c.notebook_id = ?)"
 )
+_IN_NOTES = "note_id IN (SELECT id FROM notes WHERE notebook_id = ?)"
 _NB = {"notebook_id": "notebooks"}
 
 # In insertion order: a table's refs point at tables above it.
@@ -92,6 +94,11 @@ TABLES: list[Table] = [
     Table("ocr_pages", _IN_DOCUMENTS, "document_id, page_no", refs={"document_id": "documents"}),
     Table("answer_supports", _IN_MESSAGES, "message_id, sentence, n, start",
           refs={"message_id": "messages"}, loose={"document_id": ("documents", 0)}),
+    Table("notes", "notebook_id = ?", "id", "id", "note_ids", _NB, since=2),
+    Table("note_passages", _IN_NOTES, "note_id, n", refs={"note_id": "notes"},
+          loose={"passage_id": ("passages", None), "document_id": ("documents", 0)}, since=2),
+    Table("note_supports", _IN_NOTES, "note_id, sentence, n, start",
+          refs={"note_id": "notes"}, loose={"document_id": ("documents", 0)}, since=2),
 ]  # fmt: skip
 _BY_NAME = {t.name: t for t in TABLES}
 _ENTRY = re.compile(r"(tables/(?P<table>[a-z_]+)\.arrow|sources/(?P<sha>[0-9a-f]{64}))")
@@ -411,7 +418,7 @@ def _load(zf: zipfile.ZipFile, max_bytes: int) -> tuple[dict, dict[str, pa.Table
     if present - set(listed):
         raise _bad(f"{sorted(present - set(listed))[0]} is not listed in the manifest.")
     for name in TABLES:
-        if f"tables/{name.name}.arrow" not in listed:
+        if f"tables/{name.name}.arrow" not in listed and name.since <= manifest["version"]:
             raise _bad(f"the table {name.name} is missing.")
     tables: dict[str, pa.Table] = {}
     sources = []
@@ -571,7 +578,8 @@ def import_notebook(
                 ).fetchone()  # fmt: skip
                 ids = {"notebooks": {notebook["id"]: notebook_id}}
                 for table in TABLES:
-                    _insert(db, table, tables[table.name], dim, ids)
+                    if table.name in tables:  # an older format lacks the newer tables
+                        _insert(db, table, tables[table.name], dim, ids)
                 for digest in sorted(sources):
                     data, _ = _entry_bytes(zf, zf.getinfo(f"sources/{digest}"))
                     if sha256_hex(data) != digest:
@@ -623,5 +631,7 @@ def _verify(
     stored = {**notebook, "id": notebook_id}
     got = digests(read_tables(db, notebook_id, int(notebook["embedding_dim"])), stored)
     for table, digest in got.items():
+        if table not in manifest["digests"] and _BY_NAME[table].since > manifest["version"]:
+            continue  # an older format: the table is empty here too
         if manifest["digests"].get(table) != digest:
             raise _bad(f"its {table} rows do not match the digest in its manifest.")

@@ -175,13 +175,19 @@ def get_chat(store: Store, chat_id: int) -> Chat:
     return Chat(*row)
 
 
-# A passage is stale when its document is gone or no longer holds the same text at [start, end).
-# DuckDB's substring counts code points from 1, as Python's str indexes do from 0.
-_PASSAGES_SQL = """
+def stale_sql(alias: str) -> str:
+    """True when row `alias` (a cited passage or span, its document joined as `d`) no longer
+    matches: the document is gone or holds other text at [start, end). DuckDB's substring counts
+    code points from 1, as Python's str indexes do from 0."""
+    return (
+        f'd.id IS NULL OR substring(d.text, {alias}.start + 1, {alias}."end" - {alias}.start) '
+        f"IS DISTINCT FROM {alias}.text"
+    )
+
+
+_PASSAGES_SQL = f"""
     SELECT ap.message_id, ap.n, ap.passage_id, ap.document_id, ap.title, ap.passage_index,
-           ap.start, ap."end", ap.page_start, ap.page_end, ap.text, ap.cited,
-           d.id IS NULL
-             OR substring(d.text, ap.start + 1, ap."end" - ap.start) IS DISTINCT FROM ap.text
+           ap.start, ap."end", ap.page_start, ap.page_end, ap.text, ap.cited, {stale_sql("ap")}
     FROM answer_passages ap
     JOIN messages m ON m.id = ap.message_id
     LEFT JOIN documents d ON d.id = ap.document_id
@@ -191,11 +197,9 @@ _PASSAGES_SQL = """
 
 
 # Support spans are re-checked like passages: stale when the document no longer holds the text.
-_SUPPORTS_SQL = """
+_SUPPORTS_SQL = f"""
     SELECT s.message_id, s.sentence, s.sentence_start, s.sentence_end, s.n, s.document_id,
-           s.start, s."end", s.text, s.score, s.suggested, s.weak,
-           d.id IS NULL
-             OR substring(d.text, s.start + 1, s."end" - s.start) IS DISTINCT FROM s.text
+           s.start, s."end", s.text, s.score, s.suggested, s.weak, {stale_sql("s")}
     FROM answer_supports s
     JOIN messages m ON m.id = s.message_id
     LEFT JOIN documents d ON d.id = s.document_id
@@ -282,12 +286,13 @@ _MD_SPECIALS = re.compile(r"([\\`*_\[\]<>|#])")
 _CANONICAL_MARK = re.compile(r"\[(\d+)\]")
 
 
-def _escape(text: str) -> str:
+def escape(text: str) -> str:
+    """Text shown literally in Markdown."""
     return _MD_SPECIALS.sub(r"\\\1", text)
 
 
 def _where(p: SourcePassage) -> str:
-    parts = [f"“{_escape(p.title)}”"]
+    parts = [f"“{escape(p.title)}”"]
     if p.pages:
         parts.append(p.pages)
     parts.append(p.chars)
@@ -296,7 +301,7 @@ def _where(p: SourcePassage) -> str:
 
 def _quote(text: str, indent: str) -> str:
     lines = text.strip().splitlines() or [""]
-    return "\n".join(f"{indent}> {_escape(line)}".rstrip() for line in lines)
+    return "\n".join(f"{indent}> {escape(line)}".rstrip() for line in lines)
 
 
 def _footnote_marks(text: str, label: dict[int, str]) -> str:
@@ -329,37 +334,41 @@ def _flags(answer: Answer) -> list[str]:
     ]
 
 
-def export_markdown(store: Store, chat_id: int) -> str:
+def export_markdown(store: Store, chat_id: int, label: str = "") -> str:
     """The chat as Markdown: each question and answer, then footnotes for its citations with the
     document, page, character range and the quoted passage text."""
     chat = get_chat(store, chat_id)
     out = [
-        f"# {_escape(chat.title)}",
+        f"# {escape(chat.title)}",
         "",
         f"Chat {chat.id}, started {chat.created_at:%Y-%m-%d %H:%M}.",
     ]
     for turn, answer in enumerate(load_chat(store, chat_id), start=1):
-        label = {p.n: f"{turn}-{p.n}" for p in answer.passages}
-        out += ["", f"## {_escape(' '.join(answer.question.split()))}", ""]
-        if answer.notice:
-            out += [f"*{answer.notice}*", ""]
-        if len(answer.searched) > 1:
-            out += [f"*Searched for “{_escape(answer.searched[1])}” and the question.*", ""]
-        if answer.text:
-            out.append(_footnote_marks(answer.text, label).strip())
-            flags = _flags(answer)
-            if flags:
-                out += ["", *flags]
-        if answer.model:
-            out += ["", f"— {answer.model}"]
-        for p in answer.citations:
-            stale = (
-                " (stale: the document changed or was removed since this answer)" if p.stale else ""
-            )
-            out += ["", f"[^{label[p.n]}]: {_where(p)}{stale}", "", _quote(p.text, "    ")]
-            out += _support_quotes(answer, p)
-        others = [p for p in answer.passages if not p.cited]
-        if others:
-            out += ["", "Also given to the model, not cited:", ""]
-            out += [f"- [{p.n}] {_where(p)}" for p in others]
+        out += answer_markdown(answer, answer.question, f"{label}{turn}")
     return "\n".join(out) + "\n"
+
+
+def answer_markdown(answer: Answer, heading: str, prefix: str) -> list[str]:
+    """One answer as Markdown lines under a `##` heading, its footnotes labelled `prefix-n`."""
+    label = {p.n: f"{prefix}-{p.n}" for p in answer.passages}
+    out = ["", f"## {escape(' '.join(heading.split()))}", ""]
+    if answer.notice:
+        out += [f"*{answer.notice}*", ""]
+    if len(answer.searched) > 1:
+        out += [f"*Searched for “{escape(answer.searched[1])}” and the question.*", ""]
+    if answer.text:
+        out.append(_footnote_marks(answer.text, label).strip())
+        flags = _flags(answer)
+        if flags:
+            out += ["", *flags]
+    if answer.model:
+        out += ["", f"— {answer.model}"]
+    for p in answer.citations:
+        stale = " (stale: the document changed or was removed since this answer)" if p.stale else ""
+        out += ["", f"[^{label[p.n]}]: {_where(p)}{stale}", "", _quote(p.text, "    ")]
+        out += _support_quotes(answer, p)
+    others = [p for p in answer.passages if not p.cited]
+    if others:
+        out += ["", "Also given to the model, not cited:", ""]
+        out += [f"- [{p.n}] {_where(p)}" for p in others]
+    return out

@@ -29,6 +29,9 @@ REFERENCES = [
     ("answer_passages", "message_id", "messages", "id"),
     ("ocr_pages", "document_id", "documents", "id"),
     ("answer_supports", "message_id", "messages", "id"),
+    ("notes", "notebook_id", "notebooks", "id"),
+    ("note_passages", "note_id", "notes", "id"),
+    ("note_supports", "note_id", "notes", "id"),
 ]
 
 

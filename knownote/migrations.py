@@ -287,6 +287,62 @@ def m012_searched_rewrites(db: duckdb.DuckDBPyConnection) -> None:
     db.execute("ALTER TABLE messages ADD COLUMN searched VARCHAR")
 
 
+def m013_notes(db: duckdb.DuckDBPyConnection) -> None:
+    # Notes: a person's own Markdown, or an answer kept with copies of its passages and support
+    # spans (so deleting the chat keeps the note; its citations are re-checked like a chat's).
+    db.execute("CREATE SEQUENCE note_ids START 1")
+    db.execute(
+        """
+        CREATE TABLE notes (
+            id BIGINT PRIMARY KEY DEFAULT nextval('note_ids'),
+            notebook_id BIGINT NOT NULL,
+            title VARCHAR NOT NULL,
+            body VARCHAR NOT NULL,
+            question VARCHAR,
+            model VARCHAR,
+            created_at TIMESTAMP NOT NULL DEFAULT current_timestamp,
+            updated_at TIMESTAMP NOT NULL DEFAULT current_timestamp
+        )
+        """
+    )
+    db.execute(
+        """
+        CREATE TABLE note_passages (
+            note_id BIGINT NOT NULL,
+            n INTEGER NOT NULL,
+            passage_id BIGINT,
+            document_id BIGINT NOT NULL,
+            passage_index INTEGER NOT NULL,
+            start INTEGER NOT NULL,
+            "end" INTEGER NOT NULL,
+            page_start INTEGER,
+            page_end INTEGER,
+            title VARCHAR NOT NULL,
+            text VARCHAR NOT NULL,
+            cited BOOLEAN NOT NULL
+        )
+        """
+    )
+    db.execute(
+        """
+        CREATE TABLE note_supports (
+            note_id BIGINT NOT NULL,
+            sentence INTEGER NOT NULL,
+            sentence_start INTEGER NOT NULL,
+            sentence_end INTEGER NOT NULL,
+            n INTEGER NOT NULL,
+            document_id BIGINT NOT NULL,
+            start INTEGER NOT NULL,
+            "end" INTEGER NOT NULL,
+            text VARCHAR NOT NULL,
+            score DOUBLE NOT NULL,
+            suggested BOOLEAN NOT NULL,
+            weak BOOLEAN NOT NULL
+        )
+        """
+    )
+
+
 MIGRATIONS: list[Migration] = [
     m001_documents_and_passages,
     m002_chats,
@@ -299,6 +355,7 @@ MIGRATIONS: list[Migration] = [
     m010_passage_term_keys,
     m011_import_jobs,
     m012_searched_rewrites,
+    m013_notes,
 ]
 
 

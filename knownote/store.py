@@ -295,11 +295,14 @@ class Store:
             ).fetchall()
             for document_id, _ in rows:
                 self._delete_document_rows(db, document_id, notebook.embedding_dim)
-            from knownote.chats import delete_chat_rows  # here: chats imports the store
+            # Imported here: chats and notes import the store.
+            from knownote.chats import delete_chat_rows
+            from knownote.notes import delete_notebook_notes
 
             chats = db.execute("SELECT id FROM chats WHERE notebook_id = ?", [notebook_id])
             for (chat_id,) in chats.fetchall():
                 delete_chat_rows(db, chat_id)
+            delete_notebook_notes(db, notebook_id)
             db.execute("DELETE FROM notebooks WHERE id = ?", [notebook_id])
         for _, sha256 in rows:
             self.discard_file_if_unused(sha256)

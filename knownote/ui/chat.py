@@ -8,6 +8,7 @@ from dataclasses import replace
 
 import streamlit as st
 
+from knownote import notes
 from knownote.answer import Answer, SourcePassage, ask
 from knownote.chats import delete_chat, export_markdown, list_chats, load_chat
 from knownote.embed import Embedder
@@ -52,7 +53,7 @@ def chat_view(
     st.caption(SPAN_NOTE)
     if chat_id is not None:
         for answer in load_chat(store, chat_id):
-            show_answer(store, answer)
+            show_answer(store, answer, notebook.id)
 
     documents = store.documents(notebook.id)
     in_scope = [d.id for d in documents if d.enabled]
@@ -124,6 +125,15 @@ def chat_bar(store: Store, chats: dict) -> int | None:
     return chat_id
 
 
+def save_note(store: Store, notebook_id: int, answer: Answer) -> None:
+    try:
+        notes.save_answer(store, notebook_id, answer)
+    except KnowNoteError as e:
+        st.session_state["flash"] = ("error", escape_markdown(str(e)))
+        return
+    st.session_state["flash"] = ("success", "Kept the answer as a note: see Notes.")
+
+
 def start_new_chat() -> None:
     st.session_state["chat"] = None
 
@@ -187,12 +197,13 @@ def answer_live(
         return None
 
 
-def show_answer(store: Store, answer: Answer) -> None:
-    """Question and answer on the left; a card per cited passage on the right."""
+def show_answer(store: Store, answer: Answer, notebook_id: int | None = None) -> None:
+    """Question and answer on the left; a card per cited passage on the right. An answer of a
+    chat (`notebook_id` given) can be kept as a note; a note shows the same way without that."""
     left, right = st.columns([3, 2], gap="large")
     cited = answer.citations
     notice = st.session_state.get("notices", {}).get(answer.message_id)
-    if notice:
+    if notice and notebook_id is not None:
         answer = replace(answer, notice=notice)
     with left:
         with st.chat_message("user"):
@@ -216,6 +227,14 @@ def show_answer(store: Store, answer: Answer) -> None:
                 st.caption(
                     f"The answer also cited {answer.dropped_marks} passage number(s) it was not "
                     "given; they are left out."
+                )
+            if notebook_id is not None and answer.message_id is not None and answer.text:
+                st.button(
+                    "Save as note",
+                    key=f"save_note_{answer.message_id}",
+                    on_click=save_note,
+                    args=(store, notebook_id, answer),
+                    help="Keep this answer with its passages under Notes.",
                 )
     with right:
         for passage in cited:

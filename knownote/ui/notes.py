@@ -1,0 +1,136 @@
+"""The Notes view: answers kept as notes and a person's own notes; write, edit, search, delete,
+download, and use a note as a source of the notebook."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from knownote import notes
+from knownote.errors import KnowNoteError, NotFound
+from knownote.excerpt import escape_markdown
+from knownote.notes import Note
+from knownote.settings import Settings
+from knownote.store import Notebook, Store
+from knownote.ui.chat import show_answer
+from knownote.ui.common import ALREADY_DELETED, confirming, count, set_confirm
+from knownote.worker import ImportWorker
+
+NOTE_HELP = "Markdown: **bold**, *italic*, lists, links. HTML is shown as text."
+
+
+def notes_view(store: Store, notebook: Notebook, settings: Settings, worker: ImportWorker) -> None:
+    with st.expander("Write a note", expanded=False), st.form("new_note", clear_on_submit=True):
+        title = st.text_input("Title", placeholder="Optional: the first line is used")
+        body = st.text_area("Note", height=160, help=NOTE_HELP)
+        if st.form_submit_button("Save note"):
+            try:
+                notes.write(store, notebook.id, title, body)
+            except KnowNoteError as e:
+                st.error(str(e))
+    search = st.text_input("Search notes", key="note_search", placeholder="Words in a note")
+    kept = notes.notes(store, notebook.id, search)
+    top, download = st.columns([4, 1.6], vertical_alignment="bottom")
+    if search:
+        top.caption(f"{count(len(kept), 'note')} holding “{escape_markdown(search)}”")
+    elif not kept:
+        top.caption(
+            "No notes yet. Write one above, or keep an answer with “Save as note” in the chat."
+        )
+    download.download_button(
+        "Download notes and chats",
+        lambda: notes.export_notebook(store, notebook.id),  # built only when clicked
+        file_name=f"knownote-notebook-{notebook.id}.md",
+        mime="text/markdown",
+        key="download_notes",
+        on_click="ignore",
+    )
+    for note in kept:
+        with st.container(border=True):
+            show_note(store, note, settings, worker)
+
+
+def show_note(store: Store, note: Note, settings: Settings, worker: ImportWorker) -> None:
+    editing = st.session_state.get("editing_note") == note.id
+    if editing:
+        edit_form(store, note)
+    else:
+        st.markdown(f"#### {escape_markdown(note.title)}")
+        if note.from_answer:
+            show_answer(store, note.as_answer())
+        else:
+            st.markdown(note.body)  # raw HTML in it is shown as text, never run
+    updated = "" if note.updated_at == note.created_at else f", edited {note.updated_at:%Y-%m-%d}"
+    kind = "Kept from an answer" if note.from_answer else "Written"
+    st.caption(f"{kind} {note.created_at:%Y-%m-%d %H:%M}{updated}")
+    edit, use, remove, _ = st.columns([1, 1.4, 1, 3])
+    if not editing:
+        edit.button("Edit", key=f"edit_note_{note.id}", on_click=start_edit, args=(note.id,))
+    use.button(
+        "Use as a source",
+        key=f"use_note_{note.id}",
+        on_click=use_as_source,
+        args=(worker, note, settings),
+        help="Import this note into the notebook's sources, so answers can cite it.",
+    )
+    if confirming(("note", note.id)):
+        st.warning("Delete this note?")
+        left, right, _ = st.columns([1, 1, 4])
+        left.button(
+            "Delete",
+            key=f"confirm_delete_note_{note.id}",
+            type="primary",
+            on_click=remove_note,
+            args=(store, note.id),
+        )
+        right.button(
+            "Cancel", key=f"cancel_delete_note_{note.id}", on_click=set_confirm, args=(None,)
+        )
+    else:
+        remove.button(
+            "Delete", key=f"delete_note_{note.id}", on_click=set_confirm, args=(("note", note.id),)
+        )
+
+
+def edit_form(store: Store, note: Note) -> None:
+    with st.form(f"edit_note_form_{note.id}"):
+        title = st.text_input("Title", value=note.title, key=f"note_title_{note.id}")
+        help_ = NOTE_HELP
+        if note.from_answer:
+            help_ += " Keep the [n] marks: they point at the passages the answer had."
+        body = st.text_area(
+            "Note", value=note.body, height=200, help=help_, key=f"note_body_{note.id}"
+        )
+        save, cancel, _ = st.columns([1, 1, 4])
+        if save.form_submit_button("Save changes"):
+            try:
+                notes.edit(store, note.id, title, body)
+            except KnowNoteError as e:
+                st.error(str(e))
+                return
+            st.session_state["editing_note"] = None
+            st.rerun()
+        if cancel.form_submit_button("Cancel"):
+            st.session_state["editing_note"] = None
+            st.rerun()
+
+
+def start_edit(note_id: int) -> None:
+    st.session_state["editing_note"] = note_id
+
+
+def remove_note(store: Store, note_id: int) -> None:
+    set_confirm(None)
+    try:
+        notes.delete(store, note_id)
+    except NotFound:  # deleted meanwhile, in another window
+        st.session_state["flash"] = ("info", ALREADY_DELETED.format(what="note"))
+
+
+def use_as_source(worker: ImportWorker, note: Note, settings: Settings) -> None:
+    filename, data = notes.as_source(note)
+    worker.queue.enqueue(note.notebook_id, filename, data, settings.passage_size)
+    worker.wake()
+    st.session_state["flash"] = (
+        "info",
+        f"“{escape_markdown(filename)}” is being imported; it shows under Sources when ready.",
+    )
