@@ -93,12 +93,12 @@ def show_note(store: Store, note: Note, settings: Settings, worker: ImportWorker
 
 def edit_form(store: Store, note: Note) -> None:
     with st.form(f"edit_note_form_{note.id}"):
-        title = st.text_input("Title", value=note.title, key=f"note_title_{note.id}")
+        title = st.text_input("New title", value=note.title, key=f"note_title_{note.id}")
         help_ = NOTE_HELP
         if note.from_answer:
             help_ += " Keep the [n] marks: they point at the passages the answer had."
         body = st.text_area(
-            "Note", value=note.body, height=200, help=help_, key=f"note_body_{note.id}"
+            "New text", value=note.body, height=200, help=help_, key=f"note_body_{note.id}"
         )
         save, cancel, _ = st.columns([1, 1, 4])
         if save.form_submit_button("Save changes"):
