@@ -586,7 +586,7 @@ def import_notebook(
                         raise _bad(f"sources/{digest} changed while it was being read.")
                     saved.append(digest)
                     store.save_file(data)
-                _verify(store, db, notebook_id, manifest, notebook)
+                _verify(store, db, notebook_id, manifest, notebook, tables)
         except OSError as e:
             _discard(store, saved)
             raise disk_full_error("The imported notebook", e) from None
@@ -618,9 +618,18 @@ def _discard(store: Store, saved: list[str]) -> None:
 
 
 def _verify(
-    store: Store, db: duckdb.DuckDBPyConnection, notebook_id: int, manifest: dict, notebook: dict
+    store: Store,
+    db: duckdb.DuckDBPyConnection,
+    notebook_id: int,
+    manifest: dict,
+    notebook: dict,
+    archived: dict[str, pa.Table],
 ) -> None:
-    """Inside the import's transaction: every document whole, every digest as recorded."""
+    """Inside the import's transaction: every document whole, every digest as recorded.
+
+    Columns that later migrations added and an older archive lacks are left out of the digests:
+    they were not filled from it (they stay empty).
+    """
     ids = [row[0] for row in db.execute(
         "SELECT id FROM documents WHERE notebook_id = ? ORDER BY id", [notebook_id]
     ).fetchall()]  # fmt: skip
@@ -629,7 +638,12 @@ def _verify(
         if problems:
             raise _bad(problems[0])
     stored = {**notebook, "id": notebook_id}
-    got = digests(read_tables(db, notebook_id, int(notebook["embedding_dim"])), stored)
+    imported = read_tables(db, notebook_id, int(notebook["embedding_dim"]))
+    for name, rows in archived.items():
+        imported[name] = imported[name].select(
+            [c for c in imported[name].column_names if c in rows.column_names]
+        )
+    got = digests(imported, stored)
     for table, digest in got.items():
         if table not in manifest["digests"] and _BY_NAME[table].since > manifest["version"]:
             continue  # an older format: the table is empty here too

@@ -175,6 +175,7 @@ def import_text(
         pages=[],
         passages=passages,
         vectors=vectors,
+        split=(size, overlap),
     )
 
 

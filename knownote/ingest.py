@@ -171,6 +171,7 @@ def import_file(
                     vectors=vectors,
                     warnings=extracted.warnings,
                     ocr_pages=extracted.ocr_pages,
+                    split=(settings.passage_size, settings.passage_overlap),
                 )
             finally:
                 store.discard_file_if_unused(digest)

@@ -343,6 +343,13 @@ def m013_notes(db: duckdb.DuckDBPyConnection) -> None:
     )
 
 
+def m014_document_split(db: duckdb.DuckDBPyConnection) -> None:
+    # The passage size and overlap a document was split with (the settings can change between
+    # imports); unknown (NULL) for documents imported before.
+    db.execute("ALTER TABLE documents ADD COLUMN passage_size INTEGER")
+    db.execute("ALTER TABLE documents ADD COLUMN passage_overlap INTEGER")
+
+
 MIGRATIONS: list[Migration] = [
     m001_documents_and_passages,
     m002_chats,
@@ -356,6 +363,7 @@ MIGRATIONS: list[Migration] = [
     m011_import_jobs,
     m012_searched_rewrites,
     m013_notes,
+    m014_document_split,
 ]
 
 

@@ -126,12 +126,14 @@ def delete(store: Store, note_id: int) -> None:
 def delete_rows(db: duckdb.DuckDBPyConnection, note_ids: Sequence[int]) -> None:
     """Delete notes with their passages and spans (inside the caller's transaction)."""
     delete_citation_rows(db, note_ids)
-    db.executemany("DELETE FROM notes WHERE id = ?", [[i] for i in note_ids])
+    db.execute("DELETE FROM notes WHERE id IN (SELECT unnest(?::BIGINT[]))", [list(note_ids)])
 
 
 def delete_citation_rows(db: duckdb.DuckDBPyConnection, note_ids: Sequence[int]) -> None:
     for table in ("note_supports", "note_passages"):
-        db.executemany(f"DELETE FROM {table} WHERE note_id = ?", [[i] for i in note_ids])
+        db.execute(
+            f"DELETE FROM {table} WHERE note_id IN (SELECT unnest(?::BIGINT[]))", [list(note_ids)]
+        )
 
 
 def delete_notebook_notes(db: duckdb.DuckDBPyConnection, notebook_id: int) -> None:

@@ -46,6 +46,8 @@ class Document:
     enabled: bool
     warnings: tuple[str, ...]
     passages: int = 0
+    passage_size: int | None = None  # the split it was imported with (None: before it was kept)
+    passage_overlap: int | None = None
 
 
 @dataclass(frozen=True)
@@ -311,13 +313,13 @@ class Store:
 
     _DOCUMENT_SQL = """
         SELECT d.id, d.notebook_id, d.title, d.filename, d.kind, d.sha256, d.n_chars, d.n_pages,
-               d.enabled, d.warnings, d.n_passages
+               d.enabled, d.warnings, d.n_passages, d.passage_size, d.passage_overlap
         FROM documents d
     """
 
     @staticmethod
     def _document(row: tuple) -> Document:
-        return Document(*row[:9], tuple(row[9] or ()), row[10])
+        return Document(*row[:9], tuple(row[9] or ()), *row[10:])
 
     def documents(self, notebook_id: int) -> list[Document]:
         rows = self._all(
@@ -376,6 +378,7 @@ class Store:
         vectors: np.ndarray,
         warnings: Sequence[str] = (),
         ocr_pages: Sequence[OcrPage] = (),
+        split: tuple[int, int] | None = None,
     ) -> int | None:
         """Store a document with all its passages in one transaction.
 
@@ -401,7 +404,8 @@ class Store:
                 return None
             (document_id,) = db.execute(
                 "INSERT INTO documents (notebook_id, title, filename, kind, sha256, text, n_chars, "
-                "n_pages, n_passages, warnings) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+                "n_pages, n_passages, warnings, passage_size, passage_overlap) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
                 [
                     notebook_id,
                     title,
@@ -413,6 +417,7 @@ class Store:
                     len(pages),
                     len(passages),
                     list(warnings),
+                    *(split or (None, None)),
                 ],
             ).fetchone()
             if pages:

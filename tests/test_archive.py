@@ -10,7 +10,14 @@ import numpy as np
 import pytest
 
 from knownote.answer import ask
-from knownote.archive import export_notebook, import_notebook, notebook_digests
+from knownote.archive import (
+    _BY_NAME,
+    TABLES,
+    digests,
+    export_notebook,
+    import_notebook,
+    notebook_digests,
+)
 from knownote.chats import add_answer, add_question, list_chats, load_chat
 from knownote.check import check_store
 from knownote.cite import SourcePassage
@@ -130,6 +137,37 @@ def test_a_hostile_or_damaged_archive_fails_clearly_and_leaves_nothing(
     assert snapshot(fresh) == before
     assert check_store(fresh) == (3, [])
     assert not list(tmp_path.glob("**/evil*")) and not Path("/tmp/knownote-evil").exists()
+
+
+def test_an_archive_of_format_1_still_imports(small_archive, tmp_path, fresh):
+    """Format 1 had no notes, no searched rewrites and no passage sizes: it imports whole, with
+    those left empty, and its digests still hold."""
+    from tests.hostile_archives import _entries, _manifest, _put_table, _rebuild, _table
+
+    entries = _entries(small_archive.read_bytes())
+    manifest = _manifest(entries)
+    tables = {t.name: _table(entries, t.name) for t in TABLES}
+    tables["messages"] = tables["messages"].drop_columns(["searched"])
+    tables["documents"] = tables["documents"].drop_columns(["passage_size", "passage_overlap"])
+    old = {name: rows for name, rows in tables.items() if _BY_NAME[name].since == 1}
+    for name in ("messages", "documents"):
+        _put_table(entries, name, tables[name])
+    manifest["digests"] = {
+        name: digest
+        for name, digest in digests(tables, manifest["notebook"]).items()
+        if name == "notebook" or name in old
+    }
+    for name in set(tables) - set(old):
+        del entries[f"tables/{name}.arrow"]
+        del manifest["rows"][name]
+    manifest["version"] = 1
+    archive = tmp_path / "format1.knownote"
+    archive.write_bytes(_rebuild(entries, manifest, rehash=True))
+    result = import_notebook(fresh, archive, max_bytes=MAX)
+    assert check_store(fresh) == (3, [])
+    [chat] = list_chats(fresh, result.notebook_id)
+    assert len(load_chat(fresh, chat.id)) == 2
+    assert {d.passage_size for d in fresh.documents(result.notebook_id)} == {None}
 
 
 def test_an_archive_over_the_size_limit_is_refused(small_archive, fresh):

@@ -93,6 +93,8 @@ def test_passage_size_is_a_setting(store, notebook, settings):
         settings=settings.with_(passage_size=200, passage_overlap=20),
     )
     assert max(p.end - p.start for p in store.passages(result.document_id)) <= 200
+    document = store.document(result.document_id)
+    assert (document.passage_size, document.passage_overlap) == (200, 20)  # kept with it
 
 
 def test_file_names_lose_folders_and_control_characters():

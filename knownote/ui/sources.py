@@ -87,9 +87,15 @@ def document_row(store: Store, document: Document) -> None:
         info, switch, remove = st.columns([6, 2, 1], vertical_alignment="center")
         info.markdown(f"**{escape_markdown(document.title)}**")
         pages = f"{count(document.n_pages, 'page')} · " if document.n_pages else ""
+        split = (
+            f" of {document.passage_size:,} characters, {document.passage_overlap} overlapping"
+            if document.passage_size is not None
+            else ""
+        )
         info.caption(
             f"{escape_markdown(document.filename)} · {document.kind} · {pages}"
-            f"{count(document.passages, 'passage')} · {count(document.n_chars, 'character')}"
+            f"{count(document.passages, 'passage')}{split} · "
+            f"{count(document.n_chars, 'character')}"
         )
         for warning in document.warnings:
             info.caption(f"⚠ {escape_markdown(warning)}")
