@@ -24,6 +24,7 @@ from knownote.settings import Settings
 from knownote.store import Notebook, Store
 from knownote.ui.archive import archive_sidebar
 from knownote.ui.common import ALREADY_DELETED, confirming, set_confirm
+from knownote.ui.download import deliver
 from knownote.worker import ImportWorker
 
 st.set_page_config(page_title="KnowNote", page_icon="📓", layout="wide")
@@ -292,6 +293,7 @@ def main() -> None:
         llm, model = model_sidebar(settings)
 
     flash()
+    deliver()  # a file a button prepared in this run, to this session's page only
     if notebook is None:
         st.header("Welcome", anchor=False)
         st.write(
