@@ -14,6 +14,7 @@ from knownote.excerpt import escape_markdown
 from knownote.settings import Settings
 from knownote.store import Notebook, Store
 from knownote.ui.download import check_fits, prepare
+from knownote.ui.uploads import release
 
 
 def archive_sidebar(store: Store, settings: Settings, current: Notebook | None) -> None:
@@ -71,6 +72,7 @@ def import_archive(store: Store, settings: Settings) -> None:
         return
     finally:
         Path(path).unlink(missing_ok=True)
+        release([upload])  # its bytes are imported or refused: memory holds them no longer
     shown = escape_markdown(result.name)
     st.session_state["flash"] = (
         "success",

@@ -1,0 +1,51 @@
+"""The upload budget: who may hold uploaded bytes in the app's memory, and how many."""
+
+from __future__ import annotations
+
+from knownote.upload_budget import MB, UploadBudget
+
+
+def budget() -> UploadBudget:
+    b = UploadBudget(session_bytes=10 * MB, total_bytes=15 * MB)
+    b.admit("member")
+    b.admit("other member")
+    return b
+
+
+def test_a_session_that_has_not_signed_in_may_hold_nothing():
+    refusal = budget().refusal("stranger", {}, incoming=0)
+    assert refusal is not None and refusal.status == 403
+
+
+def test_an_admitted_session_may_fill_its_own_bound_and_no_more():
+    b = budget()
+    assert b.refusal("member", {}, incoming=10 * MB) is None
+    assert b.refusal("member", {"member": 6 * MB}, incoming=4 * MB) is None
+    refusal = b.refusal("member", {"member": 6 * MB}, incoming=4 * MB + 1)
+    assert refusal is not None and refusal.status == 413
+    assert "KNOWNOTE_MAX_UPLOAD_SESSION_MB" in refusal.reason
+
+
+def test_a_full_session_is_refused_before_its_body_is_read():
+    b = budget()
+    assert b.refusal("member", {"member": 9 * MB}) is None
+    assert b.refusal("member", {"member": 10 * MB}) is not None
+
+
+def test_all_sessions_together_stay_within_the_total():
+    b = budget()
+    held = {"member": 10 * MB}
+    assert b.refusal("other member", held, incoming=5 * MB) is None
+    refusal = b.refusal("other member", held, incoming=5 * MB + 1)
+    assert refusal is not None and "KNOWNOTE_MAX_UPLOAD_TOTAL_MB" in refusal.reason
+    assert b.refusal("other member", {"member": 10 * MB, "x": 5 * MB}) is not None
+
+
+def test_forgotten_and_oldest_sessions_lose_their_admission():
+    b = UploadBudget(MB, MB, most_sessions=2)
+    for session in ("a", "b", "c"):
+        b.admit(session)
+    assert b.refusal("a", {}) is not None  # the oldest made room; it is re-admitted on its next run
+    assert b.refusal("c", {}) is None
+    b.forget("c")
+    assert b.refusal("c", {}) is not None
