@@ -49,3 +49,12 @@ def test_forgotten_and_oldest_sessions_lose_their_admission():
     assert b.refusal("c", {}) is None
     b.forget("c")
     assert b.refusal("c", {}) is not None
+
+
+def test_the_bounds_come_from_the_environment(monkeypatch):
+    from knownote.settings import Settings
+
+    assert (Settings().max_upload_session_mb, Settings().max_upload_total_mb) == (1024, 2048)
+    monkeypatch.setenv("KNOWNOTE_MAX_UPLOAD_SESSION_MB", "40")
+    monkeypatch.setenv("KNOWNOTE_MAX_UPLOAD_TOTAL_MB", "60")
+    assert (Settings().max_upload_session_mb, Settings().max_upload_total_mb) == (40, 60)
