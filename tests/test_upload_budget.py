@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from knownote.upload_budget import MB, UploadBudget
 
 
@@ -58,3 +60,18 @@ def test_the_bounds_come_from_the_environment(monkeypatch):
     monkeypatch.setenv("KNOWNOTE_MAX_UPLOAD_SESSION_MB", "40")
     monkeypatch.setenv("KNOWNOTE_MAX_UPLOAD_TOTAL_MB", "60")
     assert (Settings().max_upload_session_mb, Settings().max_upload_total_mb) == (40, 60)
+
+
+def test_only_the_upload_route_asks_is_active_session():
+    """knownote.ui.uploads refuses uploads inside Runtime.is_active_session, which is right
+    only while nothing but the upload route calls it: this fails if a Streamlit upgrade
+    changes that."""
+    import streamlit
+
+    root = Path(streamlit.__file__).parent
+    callers = {
+        str(path.relative_to(root))
+        for path in root.rglob("*.py")
+        if "runtime.is_active_session(" in path.read_text(encoding="utf-8")
+    }
+    assert callers == {"web/server/starlette/starlette_routes.py"}
