@@ -24,6 +24,8 @@ from knownote.settings import Settings
 from knownote.store import Notebook, Store
 from knownote.ui.archive import archive_sidebar
 from knownote.ui.common import ALREADY_DELETED, confirming, set_confirm
+from knownote.ui.download import deliver
+from knownote.ui.uploads import admit_uploads, guard_uploads
 from knownote.worker import ImportWorker
 
 st.set_page_config(page_title="KnowNote", page_icon="📓", layout="wide")
@@ -84,8 +86,10 @@ def app_secrets() -> dict[str, object]:
 
 def password_gate() -> None:
     """Stop here until the visitor gives the password, when one is set."""
+    guard_uploads(BASE)  # once per process: who may upload, and how much memory uploads take
     expected = expected_password(os.environ, app_secrets())
     if expected is None or st.session_state.get("signed_in"):
+        admit_uploads()  # a session that has not signed in may upload nothing
         return
     st.title("KnowNote")
     with st.form("sign_in"):
@@ -292,6 +296,7 @@ def main() -> None:
         llm, model = model_sidebar(settings)
 
     flash()
+    deliver()  # a file a button prepared in this run, to this session's page only
     if notebook is None:
         st.header("Welcome", anchor=False)
         st.write(

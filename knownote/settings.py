@@ -135,6 +135,21 @@ class Settings:
             "help": "Most a notebook archive may unpack to, in MB (env KNOWNOTE_MAX_ARCHIVE_MB)."
         },
     )
+    max_upload_session_mb: int = field(
+        default_factory=lambda: _int_env("KNOWNOTE_MAX_UPLOAD_SESSION_MB", 1024),
+        metadata={
+            "help": "Most uploaded bytes one signed-in browser session may hold in the app's "
+            "memory at once, in MB; a session that has not signed in may hold none "
+            "(env KNOWNOTE_MAX_UPLOAD_SESSION_MB)."
+        },
+    )
+    max_upload_total_mb: int = field(
+        default_factory=lambda: _int_env("KNOWNOTE_MAX_UPLOAD_TOTAL_MB", 2048),
+        metadata={
+            "help": "Most uploaded bytes all browser sessions together may hold in the app's "
+            "memory at once, in MB (env KNOWNOTE_MAX_UPLOAD_TOTAL_MB)."
+        },
+    )
     max_extract_seconds: float = field(
         default_factory=lambda: _float_env("KNOWNOTE_MAX_EXTRACT_SECONDS", 60.0),
         metadata={

@@ -20,6 +20,7 @@ from streamlit.testing.v1 import AppTest
 
 from knownote.settings import Settings
 from knownote.store import Store
+from knownote.ui.download import unpack
 from tests.conftest import corpus_file
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -239,8 +240,12 @@ def test_question_without_ollama_answers_with_cited_excerpts(home: Path):
     assert 'class="kn-cite" href="#' in html  # to its card, or to the span inside it
     # The reason it is quoted (no model connected), as saved with the answer.
     assert "Not connected to a model" in texts(at)
-    assert at.download_button(key="download_chat").proto.label == "Download Markdown"
     assert at.selectbox(key="chat").value is not None
+    at.button(key="download_chat").click().run()  # the Markdown goes to this session's page
+    (saver,) = at.get("bidi_component")
+    head, markdown = unpack(saver.proto.bytes)
+    assert head["name"] == f"knownote-chat-{at.selectbox(key='chat').value}.md"
+    assert "What is dense passage retrieval?" in markdown.decode()
 
 
 def test_document_text_and_names_are_escaped(home: Path):

@@ -7,6 +7,7 @@ from pathlib import Path
 from streamlit.testing.v1 import AppTest
 
 from knownote import notes
+from knownote.ui.download import unpack
 from tests.test_app import NOTES, all_html, create_notebook, home, settle, start, store_for, texts
 
 __all__ = ["home"]  # the fixture
@@ -45,6 +46,12 @@ def test_an_answer_saved_as_a_note_shows_with_its_cards(home: Path):
     assert 'class="kn-card"' in html and "<mark>" in html
     assert "[1] notes.txt · chars 0–" in html
     assert "What is dense passage retrieval?" in texts(at)
+    at.button(key="download_notes").click().run()  # to this session's page, with no URL
+    assert not at.exception and at.get("download_button") == []
+    (saver,) = at.get("bidi_component")
+    head, markdown = unpack(saver.proto.bytes)
+    assert head["name"].startswith("knownote-notebook-") and head["mime"] == "text/markdown"
+    assert "What is dense passage retrieval?" in markdown.decode()
 
 
 def test_a_written_note_is_found_edited_and_deleted(home: Path):

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from knownote.store import Store
-from tests.browser import Dialogs, chromium, follow_citation, shot, streamlit_server
+from tests.browser import Dialogs, chromium, follow_citation, settle, shot, streamlit_server
 from tests.conftest import corpus_file
 
 pytestmark = pytest.mark.browser
@@ -44,6 +44,8 @@ def test_an_uploaded_archive_opens_with_its_chat_and_citations_resolve(tmp_path)
         page.get_by_text("Move or back up").click()
         page.get_by_text("Import a notebook archive").click()
         page.locator('[data-testid="stFileUploaderDropzoneInput"]').set_input_files(str(archive))
+        expect(page.get_by_text("carried.knownote")).to_be_visible(timeout=60_000)
+        settle(page)  # the upload's run has finished: the button sees the file
         page.get_by_role("button", name="Import notebook").click()
         expect(page.get_by_text("Imported the notebook “Carried”")).to_be_visible(timeout=60_000)
         shot(page, "archive-imported")

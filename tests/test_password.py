@@ -9,11 +9,14 @@ the first request on.
 from __future__ import annotations
 
 import http.client
+import json
 import re
 import urllib.error
 import urllib.request
+import zipfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import pytest
 
@@ -192,14 +195,16 @@ def test_plain_requests_reach_nothing_of_a_notebook(running: Running):
         print(f"{status}  {line}")
 
 
-def test_a_download_link_is_a_secret_url_that_lives_with_the_session(running: Running):
-    """Streamlit serves /media/<id> to whoever holds the URL. A download's id is a 128-bit
-    fingerprint of the file's content and name, told only to the signed-in session that clicked,
-    and Streamlit drops the file after the next two script runs on the server."""
+def test_a_download_goes_only_to_the_signed_in_page_and_has_no_url(running: Running):
+    """The chat's Markdown and the notebook's archive travel over the signed-in session's own
+    websocket and are saved from a `blob:` URL inside that page: the server serves no URL for
+    them (no /media/ request at all), and another browser cannot open the blob."""
     from playwright.sync_api import expect
 
     member = visit(running.browser, running.server.url)
     page = member.page
+    requests: list[str] = []
+    page.on("request", lambda r: requests.append(r.url))
     sign_in(page, PASSWORD)
     expect(page.get_by_role("heading", name=NOTEBOOK)).to_be_visible(timeout=60_000)
     page.locator('[data-testid="stRadio"] label').filter(has_text="Chat").click()
@@ -209,18 +214,30 @@ def test_a_download_link_is_a_secret_url_that_lives_with_the_session(running: Ru
     page.locator(".kn-card").first.wait_for(timeout=TIMEOUT)
     with page.expect_download(timeout=60_000) as download:
         page.get_by_role("button", name="Download Markdown").click()
-    link = download.value.url
-    assert "/media/" in link
-    status, body = request(link)  # another client, no cookie, no session
-    print(f"{status}  GET {link.split('/media/')[0]}/media/<id> from another client, signed-in")
-    assert re.fullmatch(r".*/media/[0-9a-f]{32}\.md", link), link
-    page.context.close()  # the member leaves
+    chat = download.value
+    markdown = Path(chat.path()).read_text(encoding="utf-8")
+    assert re.fullmatch(r"knownote-chat-\d+\.md", chat.suggested_filename)
+    assert "When does Bluebird launch?" in markdown and "north pier" in markdown
+    assert chat.url.startswith(f"blob:{running.server.url}/"), chat.url
+
+    page.get_by_text("Move or back up").click()
+    with page.expect_download(timeout=TIMEOUT) as download:
+        page.get_by_role("button", name="Download this notebook").click()
+    archive = download.value
+    assert archive.suggested_filename == f"{NOTEBOOK}.knownote"
+    assert archive.url.startswith("blob:"), archive.url
+    with zipfile.ZipFile(archive.path()) as zf:
+        assert json.loads(zf.read("manifest.json"))["notebook"]["name"] == NOTEBOOK
+    media = [u for u in requests if "/media/" in u and "/static/media/" not in u]
+    assert media == []  # nothing was ever served by address
+
     stranger = visit(running.browser, running.server.url)
-    for _ in range(2):  # two script runs on the server: Streamlit sweeps unreferenced files
-        sign_in(stranger.page, "wrong guess")
-        expect(stranger.page.get_by_text("That password is not right.")).to_be_visible()
-        stranger.page.wait_for_timeout(1500)
-    status_after, _ = request(link)
-    print(f"{status_after}  the same GET after two more script runs on the server")
-    assert status == 200 and b"Bluebird" in body
-    assert status_after == 404
+    expect(stranger.page.get_by_label("Password", exact=True)).to_be_visible(timeout=60_000)
+    for link in (chat.url, archive.url):
+        fetched = stranger.page.evaluate(
+            "url => fetch(url).then(r => r.text()).catch(e => 'refused: ' + e.name)", link
+        )
+        print(f"a stranger's page fetching {link.split('/')[0]}//…: {fetched[:40]!r}")
+        assert fetched.startswith("refused"), fetched
+    assert not any(secret in stranger.seen() for secret in SECRETS)
+    page.context.close()

@@ -13,29 +13,21 @@ from knownote.errors import KnowNoteError
 from knownote.excerpt import escape_markdown
 from knownote.settings import Settings
 from knownote.store import Notebook, Store
+from knownote.ui.download import check_fits, prepare
+from knownote.ui.uploads import release
 
 
 def archive_sidebar(store: Store, settings: Settings, current: Notebook | None) -> None:
     """A download of the current notebook and an upload that imports an archive."""
     with st.expander("Move or back up"):
         if current is not None:
-            ready = st.session_state.get("archive_ready")
-            if ready and ready[0] == current.id:
-                st.download_button(
-                    f"Download “{current.name}”",
-                    data=ready[1],
-                    file_name=f"{current.name}.knownote",
-                    mime="application/zip",
-                    key="download_archive",
-                )
-            else:
-                st.button(
-                    "Prepare a download of this notebook",
-                    key="prepare_archive",
-                    on_click=prepare_archive,
-                    args=(store, current),
-                    help="One .knownote file: sources, passages, vectors and chats.",
-                )
+            st.button(
+                "Download this notebook",
+                key="prepare_archive",
+                on_click=prepare_archive,
+                args=(store, current),
+                help="One .knownote file: sources, passages, vectors and chats.",
+            )
         # The uploader appears only when asked for: one file input on the page, the sources'.
         if st.toggle("Import a notebook archive", key="archive_import_open"):
             st.file_uploader("Archive", type=["knownote"], key="archive_upload")
@@ -45,15 +37,21 @@ def archive_sidebar(store: Store, settings: Settings, current: Notebook | None) 
 
 
 def prepare_archive(store: Store, notebook: Notebook) -> None:
-    """Export to a temporary file and keep the bytes in this session only."""
+    """Export to a temporary file and hand the bytes to this session's page only (no URL)."""
     with tempfile.TemporaryDirectory() as folder:
         target = Path(folder) / "notebook.knownote"
         try:
             export_notebook(store, notebook.id, target)
+            what = "This notebook's archive"
+            check_fits(target.stat().st_size, what)  # before its bytes are read
+            prepare(
+                f"{notebook.name}.knownote",
+                "application/zip",
+                target.read_bytes(),
+                what=what,
+            )
         except KnowNoteError as e:
             st.session_state["flash"] = ("error", escape_markdown(str(e)))
-            return
-        st.session_state["archive_ready"] = (notebook.id, target.read_bytes())
 
 
 def import_archive(store: Store, settings: Settings) -> None:
@@ -74,6 +72,7 @@ def import_archive(store: Store, settings: Settings) -> None:
         return
     finally:
         Path(path).unlink(missing_ok=True)
+        release([upload])  # its bytes are imported or refused: memory holds them no longer
     shown = escape_markdown(result.name)
     st.session_state["flash"] = (
         "success",

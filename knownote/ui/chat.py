@@ -18,6 +18,7 @@ from knownote.servers import AnswerServers
 from knownote.settings import Settings
 from knownote.store import Notebook, Store
 from knownote.ui.common import ALREADY_DELETED, confirming, document_text, set_confirm
+from knownote.ui.download import prepare
 from knownote.ui.page import page_view
 
 CITATION_NOTE = (
@@ -99,13 +100,8 @@ def chat_bar(store: Store, chats: dict) -> int | None:
     new.button("New chat", key="new_chat", on_click=start_new_chat, disabled=chat_id is None)
     if chat_id is None:
         return None
-    download.download_button(
-        "Download Markdown",
-        lambda: export_markdown(store, chat_id),  # built only when clicked
-        file_name=f"knownote-chat-{chat_id}.md",
-        mime="text/markdown",
-        key="download_chat",
-        on_click="ignore",
+    download.button(
+        "Download Markdown", key="download_chat", on_click=download_chat, args=(store, chat_id)
     )
     if confirming(("chat", chat_id)):
         st.warning("Delete this chat and its answers?")
@@ -132,6 +128,17 @@ def save_note(store: Store, notebook_id: int, answer: Answer) -> None:
         st.session_state["flash"] = ("error", escape_markdown(str(e)))
         return
     st.session_state["flash"] = ("success", "Kept the answer as a note: see Notes.")
+
+
+def download_chat(store: Store, chat_id: int) -> None:
+    """Built only when clicked, and handed to this session's page only (no URL)."""
+    try:
+        markdown = export_markdown(store, chat_id)
+        prepare(f"knownote-chat-{chat_id}.md", "text/markdown", markdown.encode(), what="This chat")
+    except NotFound:  # deleted meanwhile, in another window
+        st.session_state["flash"] = ("info", ALREADY_DELETED.format(what="chat"))
+    except KnowNoteError as e:
+        st.session_state["flash"] = ("error", escape_markdown(str(e)))
 
 
 def start_new_chat() -> None:

@@ -26,6 +26,7 @@ from knownote.jobs import (
 from knownote.settings import Settings
 from knownote.store import Notebook
 from knownote.ui.common import count
+from knownote.ui.uploads import release
 from knownote.worker import ImportWorker
 
 REFRESH_SECONDS = 1.0
@@ -48,6 +49,7 @@ def queue_uploads(
             notebook.id, clean_filename(file.name), file.getvalue(), settings.passage_size
         )
     worker.wake()
+    release(files)  # their bytes wait on disk now; memory holds uploads only until queued
 
 
 def import_panel(worker: ImportWorker, notebook: Notebook) -> None:

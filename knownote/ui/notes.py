@@ -13,6 +13,7 @@ from knownote.settings import Settings
 from knownote.store import Notebook, Store
 from knownote.ui.chat import show_answer
 from knownote.ui.common import ALREADY_DELETED, confirming, count, set_confirm
+from knownote.ui.download import prepare
 from knownote.worker import ImportWorker
 
 NOTE_HELP = "Markdown: **bold**, *italic*, lists, links. HTML is shown as text."
@@ -36,17 +37,29 @@ def notes_view(store: Store, notebook: Notebook, settings: Settings, worker: Imp
         top.caption(
             "No notes yet. Write one above, or keep an answer with “Save as note” in the chat."
         )
-    download.download_button(
+    download.button(
         "Download notes and chats",
-        lambda: notes.export_notebook(store, notebook.id),  # built only when clicked
-        file_name=f"knownote-notebook-{notebook.id}.md",
-        mime="text/markdown",
         key="download_notes",
-        on_click="ignore",
+        on_click=download_notes,
+        args=(store, notebook.id),
     )
     for note in kept:
         with st.container(border=True):
             show_note(store, note, settings, worker)
+
+
+def download_notes(store: Store, notebook_id: int) -> None:
+    """Built only when clicked, and handed to this session's page only (no URL)."""
+    try:
+        markdown = notes.export_notebook(store, notebook_id)
+        prepare(
+            f"knownote-notebook-{notebook_id}.md",
+            "text/markdown",
+            markdown.encode(),
+            what="These notes and chats",
+        )
+    except KnowNoteError as e:
+        st.session_state["flash"] = ("error", escape_markdown(str(e)))
 
 
 def show_note(store: Store, note: Note, settings: Settings, worker: ImportWorker) -> None:
