@@ -8,6 +8,7 @@ Pure functions, no Streamlit. Every piece of document text, title and file name 
 from __future__ import annotations
 
 import html
+import itertools
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -34,6 +35,8 @@ STYLE = """<style>
   overflow-wrap:anywhere}
 .kn-excerpt{font-size:.85rem;line-height:1.45;white-space:pre-wrap;overflow-wrap:anywhere;
   color:rgba(49,51,63,.75);max-height:16rem;overflow-y:auto}
+.kn-excerpt.kn-reflow{white-space:normal}
+.kn-excerpt .kn-wrap{display:none}
 .kn-excerpt mark{background:#fdeaa7;color:#1f2330;padding:0 .1rem;border-radius:.15rem}
 .kn-excerpt mark mark.kn-span{background:#f5b93d;padding:0;font-weight:500;scroll-margin-top:5rem}
 .kn-excerpt mark mark.kn-span:target{outline:2px solid #b45309}
@@ -112,36 +115,89 @@ def excerpt_html(
     end: int,
     context: int = CONTEXT,
     spans: Sequence[tuple[int, int, str]] = (),
+    reflow: bool = False,
 ) -> str:
     """The escaped excerpt with exactly `text[start:end]` in a `<mark>`, and each support span
-    (start, end, anchor id) inside it in a stronger `<mark class="kn-span">`."""
+    (start, end, anchor id) inside it in a stronger `<mark class="kn-span">`.
+
+    `reflow` (text of PDF pages, whose every line ends in a newline): lines that were only
+    wrapped flow together and a word hyphenated across lines shows whole, while the lines that
+    end a paragraph, a heading or a list item still break. Display only: every character stays
+    in the page (a wrap's newline is hidden, never removed), so the marks hold exactly the text.
+    """
     part = excerpt(text, start, end, context)
+    lo, hi = start - len(part.before), end + len(part.after)
+    breaks = line_breaks(text, lo, hi) if reflow else None
+
+    def shown(a: int, b: int) -> str:
+        return _shown(text, a, b, breaks)
+
     return (
-        '<div class="kn-excerpt" tabindex="0">'
+        f'<div class="kn-excerpt{" kn-reflow" if reflow else ""}" tabindex="0">'
         + (ELLIPSIS if part.cut_before else "")
-        + html.escape(part.before)
+        + shown(lo, start)
         + "<mark>"
-        + _with_spans(text, start, end, spans)
+        + _with_spans(start, end, spans, shown)
         + "</mark>"
-        + html.escape(part.after)
+        + shown(end, hi)
         + (ELLIPSIS if part.cut_after else "")
         + "</div>"
     )
 
 
-def _with_spans(text: str, start: int, end: int, spans: Sequence[tuple[int, int, str]]) -> str:
+def line_breaks(text: str, lo: int, hi: int) -> frozenset[int]:
+    """The offsets of the newlines in `text[lo:hi]` that end a paragraph, a heading or a list
+    line, told from the wraps of a full column line by the length of the line they end."""
+    first = text.rfind("\n", 0, lo) + 1
+    last = text.find("\n", hi)
+    lines = text[first : len(text) if last < 0 else last].split("\n")
+    lengths = sorted(len(line.strip()) for line in lines if line.strip())
+    if not lengths:
+        return frozenset()
+    full = lengths[len(lengths) * 3 // 4]  # a full line of the column: the upper quartile
+    breaks = set()
+    at = first
+    for line, following in itertools.pairwise(lines):
+        at += len(line)
+        if len(line.strip()) < 0.7 * full or not following.strip() or not line.strip():
+            breaks.add(at)
+        at += 1
+    return frozenset(breaks)
+
+
+def _shown(text: str, a: int, b: int, breaks: frozenset[int] | None) -> str:
+    if breaks is None:
+        return html.escape(text[a:b])
+    out = []
+    at = a
+    for i in (i for i in range(a, b) if text[i] == "\n"):
+        out.append(html.escape(text[at:i]))
+        if i in breaks:
+            out.append("\n<br>")
+        elif i > 0 and text[i - 1] == "-":
+            out.append('<span class="kn-wrap">\n</span>')
+        else:
+            out.append("\n")
+        at = i + 1
+    out.append(html.escape(text[at:b]))
+    return "".join(out)
+
+
+def _with_spans(
+    start: int, end: int, spans: Sequence[tuple[int, int, str]], shown: Callable[[int, int], str]
+) -> str:
     out = []
     at = start
     for a, b, anchor in sorted(spans):
         if not at <= a < b <= end:  # overlapping or outside the passage: never drawn wrongly
             continue
-        out.append(html.escape(text[at:a]))
+        out.append(shown(at, a))
         out.append(
             f'<mark class="kn-span" id="{html.escape(anchor)}" data-start="{int(a)}" '
-            f'data-end="{int(b)}">{html.escape(text[a:b])}</mark>'
+            f'data-end="{int(b)}">{shown(a, b)}</mark>'
         )
         at = b
-    out.append(html.escape(text[at:end]))
+    out.append(shown(at, end))
     return "".join(out)
 
 
@@ -209,6 +265,7 @@ def card_html(
     context: int = CONTEXT,
     spans: Sequence[tuple[int, int, str]] = (),
     ocr: bool = False,
+    reflow: bool = False,
 ) -> str:
     """One citation card: anchor, header and highlighted excerpt (or a stale notice).
 
@@ -228,7 +285,7 @@ def card_html(
             f'<div class="kn-excerpt" tabindex="0">{html.escape(passage_text)}</div>'
         )
     else:
-        body = excerpt_html(document_text, start, end, context, spans)
+        body = excerpt_html(document_text, start, end, context, spans, reflow)
     label = f'<span class="kn-ocr" title="{html.escape(OCR_TITLE)}">OCR</span>' if ocr else ""
     return f'<div {attrs}><div class="kn-head">{html.escape(header)}{label}</div>{body}</div>'
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import re
 
 import pytest
@@ -351,3 +352,31 @@ def test_stale_supports_are_neither_drawn_nor_linked():
     s = support(stale=True)
     assert span_anchors(7, [s]) == {}
     assert "span-" not in answer_html("Rolls uphill [2].", 7, [2], [s])
+
+
+COLUMN = (
+    "A dense retriever maps every passage of the collection to a\n"
+    "vector, and the passages nearest to the question's own vec-\n"
+    "tor are read first, as described.\n"
+    "3.1\n"
+    "Overview\n"
+    "Our dense passage retriever uses a dense encoder which maps\n"
+    "any text passage to a real-valued vector of fixed dimension.\n"
+)
+
+
+def test_a_pdf_excerpt_reflows_wrapped_lines_and_keeps_real_breaks():
+    start = COLUMN.index("the passages nearest")
+    end = COLUMN.index("which maps")
+    shown = excerpt_html(COLUMN, start, end, reflow=True)
+    assert 'class="kn-excerpt kn-reflow"' in shown
+    assert "of the collection to a\nvector" in shown  # a wrap: the newline shows as a space
+    assert 'vec-<span class="kn-wrap">\n</span>tor' in shown  # a hyphenated word shows whole
+    assert "as described.\n<br>3.1\n<br>Overview\n<br>Our dense" in shown  # a heading breaks
+    mark = re.search(r"<mark>(.*)</mark>", shown, re.S).group(1)
+    assert html.unescape(re.sub(r"<[^>]+>", "", mark)) == COLUMN[start:end]  # every character
+
+
+def test_other_excerpts_keep_every_line_as_it_is():
+    shown = excerpt_html(COLUMN, 0, 40)
+    assert "kn-reflow" not in shown and "<br>" not in shown and "kn-wrap" not in shown

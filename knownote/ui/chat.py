@@ -280,7 +280,17 @@ def card(store: Store, answer: Answer, passage: SourcePassage) -> str:
         stale=passage.stale,
         spans=card_spans(span_anchors(answer.message_id or 0, answer.supports), passage.n),
         ocr=read_by_ocr(store, passage),
+        reflow=page_text(store, passage),
     )
+
+
+def page_text(store: Store, passage: SourcePassage) -> bool:
+    """Whether the passage was read from PDF pages or images, where every line ends in a newline
+    (so the card reflows the lines that were only wrapped)."""
+    try:
+        return store.document(passage.document_id).kind in ("pdf", "image")
+    except NotFound:
+        return False
 
 
 def spans(answer: Answer, passage: SourcePassage) -> tuple[tuple[int, int], ...]:
