@@ -1,7 +1,7 @@
 """KnowNote in the browser: notebooks, sources, questions, and each answer beside its passages.
 
-Layout and widgets only. Every action calls one `knownote` function; all SQL lives in the store
-and all prompting in `knownote.answer`. Run with `streamlit run app.py`.
+Layout and widgets only (the views are in `knownote/ui/`). Every action calls one `knownote`
+function; no SQL and no prompt is written here. Run with `streamlit run app.py`.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from knownote.errors import KnowNoteError, NotFound
 from knownote.excerpt import STYLE, escape_markdown
 from knownote.jobs import JobQueue
 from knownote.llm import EXAMPLE_MODEL
+from knownote.notebooks import delete_notebook
 from knownote.retrieve import MODES
 from knownote.servers import AnswerServers, connect
 from knownote.settings import Settings
@@ -165,7 +166,7 @@ def notebook_sidebar(store: Store, settings: Settings) -> Notebook | None:
                     "Delete",
                     key="confirm_delete_notebook",
                     type="primary",
-                    on_click=delete_notebook,
+                    on_click=remove_notebook,
                     args=(store, current),
                 )
                 right.button(
@@ -213,10 +214,10 @@ def rename_notebook(store: Store, notebook: Notebook) -> None:
     st.session_state["rename_to"] = ""
 
 
-def delete_notebook(store: Store, notebook: Notebook) -> None:
+def remove_notebook(store: Store, notebook: Notebook) -> None:
     set_confirm(None)
     try:
-        store.delete_notebook(notebook.id)
+        delete_notebook(store, notebook.id)
     except NotFound:  # deleted meanwhile, in another window
         st.session_state["flash"] = ("info", ALREADY_DELETED.format(what="notebook"))
         return

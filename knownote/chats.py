@@ -135,6 +135,13 @@ def delete_chat(store: Store, chat_id: int) -> None:
         delete_chat_rows(db, chat_id)
 
 
+def delete_notebook_chats(db: duckdb.DuckDBPyConnection, notebook_id: int) -> None:
+    """Delete every chat of a notebook (inside the caller's transaction)."""
+    chats = db.execute("SELECT id FROM chats WHERE notebook_id = ?", [notebook_id]).fetchall()
+    for (chat_id,) in chats:
+        delete_chat_rows(db, chat_id)
+
+
 def delete_chat_rows(db: duckdb.DuckDBPyConnection, chat_id: int) -> None:
     """Delete a chat with its messages and their passages (inside the caller's transaction)."""
     db.execute(

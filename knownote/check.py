@@ -11,7 +11,7 @@ from itertools import pairwise
 import duckdb
 import numpy as np
 
-from knownote.retrieve import binary_codes
+from knownote.codes import binary_codes
 from knownote.store import Store, sha256_hex, vectors_table
 from knownote.tokenize import term_counts
 

@@ -176,8 +176,6 @@ def m005_signed_passage_codes(db: duckdb.DuckDBPyConnection) -> None:
         )
         """
     )
-    from knownote.retrieve import insert_codes  # here: retrieve imports the store
-
     tables = db.execute(
         "SELECT table_name FROM information_schema.tables WHERE table_name LIKE 'vectors_%'"
     ).fetchall()
@@ -187,13 +185,32 @@ def m005_signed_passage_codes(db: duckdb.DuckDBPyConnection) -> None:
             "JOIN passages p ON p.id = v.passage_id"
         ).fetchnumpy()
         if len(rows["passage_id"]):
-            insert_codes(
-                db,
-                rows["passage_id"],
-                rows["notebook_id"],
-                rows["document_id"],
-                np.stack(rows["embedding"]).astype(np.float32),
+            codes = _m005_codes(np.stack(rows["embedding"]).astype(np.float32))
+            db.executemany(
+                "INSERT INTO passage_codes VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    [int(p), int(n), int(d), *map(int, c)]
+                    for p, n, d, c in zip(
+                        rows["passage_id"],
+                        rows["notebook_id"],
+                        rows["document_id"],
+                        codes,
+                        strict=True,
+                    )
+                ],
             )
+
+
+def _m005_codes(vectors: np.ndarray) -> np.ndarray:
+    # A frozen copy of the codes as m005 wrote them (knownote.codes may change; a shipped
+    # migration must not): the sign bits, through a fixed random projection to 384 dimensions
+    # for other models, as six signed 64-bit words.
+    if vectors.shape[1] != 384:
+        projection = np.random.default_rng(vectors.shape[1]).standard_normal(
+            (vectors.shape[1], 384)
+        )
+        vectors = vectors @ projection.astype(np.float32)
+    return np.packbits(vectors > 0, axis=1).view(">i8").astype(np.int64)
 
 
 def m006_ocr_pages(db: duckdb.DuckDBPyConnection) -> None:

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 
 import duckdb
 import numpy as np
-import pyarrow as pa
 
+from knownote.codes import CODE_BITS, binary_codes
 from knownote.embed import Embedder
 from knownote.errors import KnowNoteError
 from knownote.store import TERM_KEY, Store, vectors_table
@@ -139,7 +139,6 @@ def rank(
     return hybrid_scores(store, scope, query, vector, k)
 
 
-CODE_BITS = 384  # six 64-bit words a passage, whatever the model's dimension
 # Passages re-ranked exactly after the pass over the codes. Measured at 100k passages (200 real
 # questions): 400 give the exact top 10 for 89% of queries, 1000 for 97%, 2000 for 99.5%.
 EXACT_CANDIDATES = 2000
@@ -156,44 +155,6 @@ class Ranking:
     hits: list[tuple[int, float]]
     mean: float
     std: float
-
-
-def binary_codes(vectors: np.ndarray) -> np.ndarray:
-    """Sign bits of each vector as six 64-bit words (int64: DuckDB counts BIGINT bits fastest).
-
-    Vectors of another dimension than 384 are first multiplied by a fixed random matrix, so the
-    bits are random hyperplane hashes (the Hamming distance still tracks the angle).
-    """
-    x = np.atleast_2d(np.asarray(vectors, dtype=np.float32))
-    if x.shape[1] != CODE_BITS:
-        projection = np.random.default_rng(x.shape[1]).standard_normal((x.shape[1], CODE_BITS))
-        x = x @ projection.astype(np.float32)
-    return np.packbits(x > 0, axis=1).view(">i8").astype(np.int64)
-
-
-def insert_codes(
-    db: duckdb.DuckDBPyConnection,
-    passage_ids: Sequence[int],
-    notebook_ids: Sequence[int],
-    document_ids: Sequence[int],
-    vectors: np.ndarray,
-) -> None:
-    """Store the codes of new passages (called inside the import's transaction)."""
-    codes = binary_codes(vectors)
-    columns = {f"c{i}": pa.array(codes[:, i], pa.int64()) for i in range(codes.shape[1])}
-    rows = pa.table(
-        {
-            "passage_id": pa.array(np.asarray(passage_ids), pa.int64()),
-            "notebook_id": pa.array(np.asarray(notebook_ids), pa.int64()),
-            "document_id": pa.array(np.asarray(document_ids), pa.int64()),
-            **columns,
-        }
-    )
-    db.register("new_codes", rows)
-    try:
-        db.execute("INSERT INTO passage_codes SELECT * FROM new_codes")
-    finally:
-        db.unregister("new_codes")
 
 
 # bit_count gives a TINYINT; six of them can add up past its range.

@@ -19,6 +19,7 @@ import duckdb
 import numpy as np
 import pyarrow as pa
 
+from knownote.codes import insert_codes
 from knownote.errors import DatabaseInUse, DiskFull, KnowNoteError, NotFound
 from knownote.migrations import migrate
 
@@ -119,7 +120,10 @@ def sha256_hex(data: bytes) -> str:
 
 
 class Store:
-    """All SQL lives here. Open with `Store.open(path)`; close with `close()`."""
+    """The connection, and the SQL of the tables it owns: notebooks, documents, pages,
+    passages, their vectors, codes and keyword rows. Other tables have their own modules (chats,
+    notes, the import queue), which run their SQL through `transaction()` and the lock.
+    Open with `Store.open(path)`; close with `close()`."""
 
     def __init__(self, db: duckdb.DuckDBPyConnection, path: Path | None) -> None:
         self.db = db
@@ -289,25 +293,17 @@ class Store:
                 raise KnowNoteError(f"A notebook called “{name}” already exists.")
             db.execute("UPDATE notebooks SET name = ? WHERE id = ?", [name, notebook_id])
 
-    def delete_notebook(self, notebook_id: int) -> None:
-        notebook = self.notebook(notebook_id)
-        with self.transaction() as db:
-            rows = db.execute(
-                "SELECT id, sha256 FROM documents WHERE notebook_id = ?", [notebook_id]
-            ).fetchall()
-            for document_id, _ in rows:
-                self._delete_document_rows(db, document_id, notebook.embedding_dim)
-            # Imported here: chats and notes import the store.
-            from knownote.chats import delete_chat_rows
-            from knownote.notes import delete_notebook_notes
-
-            chats = db.execute("SELECT id FROM chats WHERE notebook_id = ?", [notebook_id])
-            for (chat_id,) in chats.fetchall():
-                delete_chat_rows(db, chat_id)
-            delete_notebook_notes(db, notebook_id)
-            db.execute("DELETE FROM notebooks WHERE id = ?", [notebook_id])
-        for _, sha256 in rows:
-            self.discard_file_if_unused(sha256)
+    def delete_notebook_rows(self, db: duckdb.DuckDBPyConnection, notebook: Notebook) -> list[str]:
+        """Delete the notebook's row and its documents' rows (inside the caller's transaction,
+        in which the owners of the other tables delete theirs: `knownote.notebooks`). Returns
+        the hashes of the kept files to discard once it commits."""
+        rows = db.execute(
+            "SELECT id, sha256 FROM documents WHERE notebook_id = ?", [notebook.id]
+        ).fetchall()
+        for document_id, _ in rows:
+            self._delete_document_rows(db, document_id, notebook.embedding_dim)
+        db.execute("DELETE FROM notebooks WHERE id = ?", [notebook.id])
+        return [sha256 for _, sha256 in rows]
 
     # --- documents ------------------------------------------------------------------------
 
@@ -525,8 +521,6 @@ class Store:
         finally:
             for name in ("new_passages", "new_terms", "new_vectors"):
                 db.unregister(name)
-        from knownote.retrieve import insert_codes  # here: retrieve imports the store
-
         insert_codes(db, ids, [notebook_id] * n, [document_id] * n, vectors)
 
     def delete_document(self, document_id: int) -> None:

@@ -23,6 +23,7 @@ from knownote.check import check_store
 from knownote.cite import SourcePassage
 from knownote.errors import KnowNoteError
 from knownote.ingest import import_file
+from knownote.notebooks import delete_notebook
 from knownote.retrieve import search
 from knownote.settings import Settings
 from knownote.store import Store
@@ -116,7 +117,7 @@ def test_importing_under_another_name_and_twice(small_archive, fresh):
     assert second.name == "Copy"
     assert check_store(fresh)[1] == []
     # Both notebooks share the kept files; deleting one keeps the other whole.
-    fresh.delete_notebook(second.notebook_id)
+    delete_notebook(fresh, second.notebook_id)
     assert check_store(fresh) == (3, [])
 
 

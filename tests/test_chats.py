@@ -7,6 +7,7 @@ from knownote.cite import SourcePassage
 from knownote.cli import main
 from knownote.errors import KnowNoteError, NotFound
 from knownote.ingest import import_file
+from knownote.notebooks import delete_notebook
 from tests.conftest import corpus_file
 from tests.ollama_standin import free_port
 
@@ -147,7 +148,7 @@ def test_delete_chat_removes_its_messages_and_passages(store, notebook, document
 
 def test_deleting_the_notebook_removes_its_chats(store, notebook, document_id):
     save_turn(store, notebook, document_id)
-    store.delete_notebook(notebook.id)
+    delete_notebook(store, notebook.id)
     with store.lock:
         for table in ("chats", "messages", "answer_passages"):
             assert store.db.execute(f"SELECT count(*) FROM {table}").fetchone() == (0,)

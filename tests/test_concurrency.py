@@ -22,6 +22,7 @@ from knownote import chats
 from knownote.answer import ask
 from knownote.errors import NotFound
 from knownote.ingest import import_file
+from knownote.notebooks import delete_notebook
 from knownote.retrieve import search
 from knownote.store import Store, sha256_hex
 from tests.conftest import corpus_file
@@ -82,7 +83,7 @@ def churn(store, embedder, settings, rounds, errors, gate) -> None:
             assert result.status == "imported", result.error
             ask(store, embedder, notebook.id, QUESTIONS[0], llm=None, model=None, settings=settings)
             store.delete_document(result.document_id)
-            store.delete_notebook(notebook.id)
+            delete_notebook(store, notebook.id)
     except BaseException as e:
         errors.append(e)
 
@@ -170,7 +171,7 @@ def import_corpus(store, notebook, settings, embedder, relative):
 
 def test_an_import_into_a_notebook_deleted_meanwhile_stores_nothing(racing, embedder, settings):
     notebook = racing.create_notebook("Gone soon", embedder.name, embedder.dim)
-    racing.race(lambda: racing.delete_notebook(notebook.id))
+    racing.race(lambda: delete_notebook(racing, notebook.id))
     result = import_corpus(racing, notebook, settings, embedder, SHARED)
     racing.settle()
     # Either the import failed, or it committed first and the delete took it with the notebook.
@@ -183,7 +184,7 @@ def test_an_import_into_a_notebook_deleted_meanwhile_stores_nothing(racing, embe
 def test_a_question_in_a_notebook_deleted_meanwhile_saves_no_chat(racing, embedder, settings):
     notebook = racing.create_notebook("Gone soon", embedder.name, embedder.dim)
     import_corpus(racing, notebook, settings, embedder, SHARED)
-    racing.race(lambda: racing.delete_notebook(notebook.id))
+    racing.race(lambda: delete_notebook(racing, notebook.id))
     with pytest.raises(NotFound, match="deleted"):
         ask(racing, embedder, notebook.id, QUESTIONS[0], llm=None, model=None, settings=settings)
     racing.settle()

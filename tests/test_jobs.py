@@ -15,6 +15,7 @@ from knownote.jobs import (
     RUNNING,
     JobQueue,
 )
+from knownote.notebooks import delete_notebook
 from knownote.store import Store, sha256_hex
 from tests.invariants import assert_queue_consistent
 
@@ -111,7 +112,7 @@ def test_a_deleted_notebook_takes_its_jobs_along(queue, store, notebook):
     running = queue.enqueue(notebook.id, "a.txt", b"a", 500)
     queue.enqueue(notebook.id, "b.txt", b"b", 500)
     queue.claim_next()
-    store.delete_notebook(notebook.id)
+    delete_notebook(store, notebook.id)
     queue.forget_notebook(notebook.id)
     assert [(j.id, j.cancel_requested) for j in queue.jobs()] == [(running.id, True)]
 

@@ -87,7 +87,7 @@ def test_passage_codes_are_rebuilt_as_signed_words_from_the_vectors(tmp_path, mo
     import numpy as np
 
     import knownote.migrations as migrations
-    from knownote.retrieve import binary_codes
+    from knownote.codes import binary_codes
 
     db = duckdb.connect(str(tmp_path / "old.duckdb"))
     monkeypatch.setattr(migrations, "MIGRATIONS", MIGRATIONS[:4])

@@ -7,6 +7,7 @@ from knownote.archive import export_notebook, import_notebook, notebook_digests
 from knownote.check import orphan_rows
 from knownote.errors import KnowNoteError, NotFound
 from knownote.ingest import import_file
+from knownote.notebooks import delete_notebook
 from knownote.store import Store
 from knownote.support import support_spans
 from tests.conftest import corpus_file
@@ -110,7 +111,7 @@ def test_deleting_a_note_or_its_notebook_leaves_no_rows(store, notebook, documen
     with pytest.raises(NotFound):
         notes.get(store, note_id)
     kept_answer(store, notebook, document_id)
-    store.delete_notebook(notebook.id)
+    delete_notebook(store, notebook.id)
     for table in ("notes", "note_passages", "note_supports"):
         assert store.db.execute(f"SELECT count(*) FROM {table}").fetchone() == (0,)
     assert orphan_rows(store.db) == {}

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from knownote.errors import DatabaseInUse, KnowNoteError, NotFound
+from knownote.notebooks import delete_notebook
 from knownote.store import NewPassage, Page, Store, sha256_hex
 
 TEXT = "First page text.\n\nSecond page, with more words."
@@ -99,7 +100,7 @@ def test_delete_document_removes_rows_and_file(store, small_notebook):
 
 def test_delete_notebook_removes_its_documents(store, small_notebook):
     add(store, small_notebook)
-    store.delete_notebook(small_notebook.id)
+    delete_notebook(store, small_notebook.id)
     assert store.notebooks() == []
     assert store.db.execute("SELECT count(*) FROM passages").fetchone() == (0,)
 

@@ -16,6 +16,7 @@ from knownote.jobs import (
     RUNNING,
     JobQueue,
 )
+from knownote.notebooks import delete_notebook
 from knownote.store import Store
 from knownote.worker import ImportWorker
 from tests.conftest import corpus_file
@@ -142,7 +143,7 @@ def test_the_thread_imports_what_is_queued_while_it_runs(worker, store, notebook
 
 def test_a_job_whose_notebook_was_deleted_goes(worker, store, notebook):
     worker.queue.enqueue(notebook.id, "notes.txt", NOTES, 500)
-    store.delete_notebook(notebook.id)
+    delete_notebook(store, notebook.id)
     worker.run_once()
     assert worker.queue.jobs() == []
 

@@ -1,0 +1,30 @@
+"""The storage layer knows nothing of the layers above it: no import circles through the store."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parent.parent / "knownote"
+STORAGE = {"store", "migrations", "codes", "errors"}
+
+
+def knownote_imports(module: str) -> set[str]:
+    """Every knownote module a module imports, at its top or inside a function."""
+    found = set()
+    for node in ast.walk(ast.parse((PACKAGE / f"{module}.py").read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("knownote."):
+            found.add(node.module.removeprefix("knownote."))
+        elif isinstance(node, ast.Import):
+            found |= {a.name.removeprefix("knownote.") for a in node.names if "knownote." in a.name}
+    return found
+
+
+def test_the_storage_layer_imports_only_storage():
+    for module in sorted(STORAGE):
+        assert knownote_imports(module) <= STORAGE, module
+
+
+def test_migrations_depend_on_nothing_that_can_change():
+    # A shipped migration must write what it wrote when it shipped: SQL, or a frozen copy.
+    assert knownote_imports("migrations") == set()
