@@ -24,11 +24,12 @@ from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-from knownote.answer import ask, standalone_query
+from knownote.answer import ask
 from knownote.chats import load_chat
 from knownote.embed import get_embedder
 from knownote.evaluate import import_text, load_squad
 from knownote.followup import queries_for, search_queries
+from knownote.prompts import standalone_query
 from knownote.servers import connect
 from knownote.settings import Settings
 from knownote.store import Store

@@ -16,12 +16,14 @@ from pathlib import Path
 import pytest
 
 from knownote import chats
-from knownote.answer import ask, build_messages, extractive_answer, sentence_spans
-from knownote.answer import standalone_query as rewrite
+from knownote.answer import ask
 from knownote.cite import Answer
 from knownote.errors import KnowNoteError
 from knownote.ingest import import_file
 from knownote.llm import OllamaChat, num_ctx_for
+from knownote.prompts import build_messages
+from knownote.prompts import standalone_query as rewrite
+from knownote.quotes import extractive_answer, sentence_spans
 from knownote.retrieve import SearchError, search
 from knownote.settings import Settings
 from knownote.store import Store
