@@ -457,7 +457,7 @@ def cmd_eval_support(args: argparse.Namespace, store: Store | None, settings: Se
     if report.accuracy_unambiguous is not None and report.unambiguous < report.questions:
         print(
             f"accuracy@1, evidence unambiguous {report.accuracy_unambiguous:.3f} "
-            f"({report.unambiguous} questions whose answer occurs once in its context)"
+            f"({report.unambiguous} questions whose answer occurs once, not in a title)"
         )
     print(f"flagged, supported sentences    {report.flag_rate_supported:.3f}")
     unrelated = report.flag_rate_unrelated

@@ -10,8 +10,10 @@ sentence of a question from another article, matched against the same passages.
 
 Where the answer occurs more than once in its context, "the sentence holding it" rests on the
 set's `answer_start` alone, and some sets (JSQuAD, CMRC 2018) put that at the first occurrence
-whatever sentence the question was written from. accuracy@1 is therefore also reported on the
-questions whose evidence is unambiguous: annotated, or an answer that occurs once.
+whatever sentence the question was written from; and an answer found only in the title that a
+set puts before its context ("title [SEP] context") has no evidence sentence at all. accuracy@1
+is therefore also reported on the questions whose evidence is unambiguous: annotated, or an
+answer that occurs once in the context, after any such title.
 """
 
 from __future__ import annotations
@@ -39,7 +41,7 @@ class SupportQuestion:
     answer: str
     context: int
     evidence: tuple[tuple[int, int], ...]  # [start, end) in the context text
-    unambiguous: bool = True  # annotated evidence, or an answer that occurs once in the context
+    unambiguous: bool = True  # annotated evidence, or an answer occurring once, not in a title
 
 
 @dataclass(frozen=True)
@@ -60,7 +62,7 @@ class SupportReport:
     flag_rate_unrelated: float | None  # None: every question comes from one article
     weak_score: float
     skipped: int = 0
-    unambiguous: int = 0  # questions with annotated evidence or an answer occurring once
+    unambiguous: int = 0  # questions with annotated evidence or an answer once, not in a title
     accuracy_unambiguous: float | None = None  # accuracy@1 on those
     scores: dict[str, list[float]] = field(default_factory=dict, compare=False)
 
@@ -109,9 +111,10 @@ def load_support_set(path: Path, max_questions: int | None = None, skip: int = 0
         for paragraph in article.get("paragraphs", []):
             if max_questions is not None and len(questions) >= max_questions:
                 break
-            _, text, shift_from, shift = _clean_context(
+            title, text, shift_from, shift = _clean_context(
                 paragraph["context"], article.get("title", "")
             )
+            body = len(title) + 1 if shift else 0  # "title [SEP] context": the title is no evidence
             kept = []
             for qa in paragraph.get("qas", []):
                 answers = qa.get("answers") or []
@@ -130,7 +133,7 @@ def load_support_set(path: Path, max_questions: int | None = None, skip: int = 0
                 placed += 1
                 if placed <= skip:
                     continue
-                once = bool(evidences) or text.count(answer) == 1
+                once = bool(evidences) or (text.count(answer) == 1 and start >= body)
                 kept.append(
                     SupportQuestion(
                         qa["question"].strip(), answer, len(contexts), tuple(spans), once

@@ -60,3 +60,17 @@ def test_an_answer_occurring_twice_leaves_its_evidence_ambiguous(tmp_path):
     )
     large, near = load_support_set(path).questions
     assert not large.unambiguous and near.unambiguous
+
+
+def test_an_answer_only_in_the_title_before_the_context_leaves_its_evidence_ambiguous(tmp_path):
+    context = "Tokyo [SEP] It is a large city. Osaka is near it."
+    qas = [
+        {"question": "Which city is large?", "answers": [{"text": "Tokyo", "answer_start": 0}]},
+        {"question": "What is near?", "answers": [{"text": "Osaka", "answer_start": 32}]},
+    ]
+    path = tmp_path / "set.json"
+    path.write_text(
+        json.dumps({"data": [{"title": "t", "paragraphs": [{"context": context, "qas": qas}]}]})
+    )
+    large, near = load_support_set(path).questions
+    assert not large.unambiguous and near.unambiguous
