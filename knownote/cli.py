@@ -434,7 +434,7 @@ def cmd_eval_support(args: argparse.Namespace, store: Store | None, settings: Se
     from knownote.evaluate import stderr_progress
     from knownote.evaluate_support import evaluate_support, load_support_set
 
-    dataset = load_support_set(args.dataset, args.max_questions)
+    dataset = load_support_set(args.dataset, args.max_questions, args.skip)
     report = evaluate_support(
         dataset,
         get_embedder(settings.embedding_model),
@@ -454,6 +454,11 @@ def cmd_eval_support(args: argparse.Namespace, store: Store | None, settings: Se
         + (f", {report.skipped} questions skipped" if report.skipped else "")
     )
     print(f"accuracy@1                      {report.accuracy_at_1:.3f}")
+    if report.accuracy_unambiguous is not None and report.unambiguous < report.questions:
+        print(
+            f"accuracy@1, evidence unambiguous {report.accuracy_unambiguous:.3f} "
+            f"({report.unambiguous} questions whose answer occurs once, not in a title)"
+        )
     print(f"flagged, supported sentences    {report.flag_rate_supported:.3f}")
     unrelated = report.flag_rate_unrelated
     print(
@@ -581,6 +586,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("dataset", type=Path, metavar="DATASET.json")
     p.add_argument("-k", type=int, default=8, help="passages retrieved and cited (default 8)")
     p.add_argument("--max-questions", type=int, help="only the first N questions")
+    p.add_argument(
+        "--skip", type=int, default=0, help="leave out the first N questions (a held-out part)"
+    )
     p.add_argument("--json", action="store_true")
     p.set_defaults(run=cmd_eval_support, needs_store=False)
 

@@ -7,6 +7,13 @@ Its support span counts as right when it overlaps an evidence sentence of the qu
 context: the annotated `evidences` where the set has them, else the context sentence that holds
 the gold answer. Two flag rates are reported: on these supported sentences, and on the answer
 sentence of a question from another article, matched against the same passages.
+
+Where the answer occurs more than once in its context, "the sentence holding it" rests on the
+set's `answer_start` alone, and some sets (JSQuAD, CMRC 2018) put that at the first occurrence
+whatever sentence the question was written from; and an answer found only in the title that a
+set puts before its context ("title [SEP] context") has no evidence sentence at all. accuracy@1
+is therefore also reported on the questions whose evidence is unambiguous: annotated, or an
+answer that occurs once in the context, after any such title.
 """
 
 from __future__ import annotations
@@ -34,6 +41,7 @@ class SupportQuestion:
     answer: str
     context: int
     evidence: tuple[tuple[int, int], ...]  # [start, end) in the context text
+    unambiguous: bool = True  # annotated evidence, or an answer occurring once, not in a title
 
 
 @dataclass(frozen=True)
@@ -54,6 +62,8 @@ class SupportReport:
     flag_rate_unrelated: float | None  # None: every question comes from one article
     weak_score: float
     skipped: int = 0
+    unambiguous: int = 0  # questions with annotated evidence or an answer once, not in a title
+    accuracy_unambiguous: float | None = None  # accuracy@1 on those
     scores: dict[str, list[float]] = field(default_factory=dict, compare=False)
 
     def as_dict(self) -> dict[str, object]:
@@ -61,6 +71,8 @@ class SupportReport:
             "questions": self.questions,
             "evidence": "annotated" if self.annotated else "sentence holding the answer",
             "accuracy@1": self.accuracy_at_1,
+            "questions_unambiguous": self.unambiguous,
+            "accuracy@1_unambiguous": self.accuracy_unambiguous,
             "flag_rate_supported": self.flag_rate_supported,
             "flag_rate_unrelated": self.flag_rate_unrelated,
             "weak_score": self.weak_score,
@@ -80,8 +92,10 @@ def _evidence(text: str, start: int, end: int, evidences: Sequence[str]) -> list
     return [(a, b) for a, b in sentence_spans(text, document=True) if a < end and start < b]
 
 
-def load_support_set(path: Path, max_questions: int | None = None) -> SupportSet:
-    """Read a SQuAD-format set; questions whose answer or evidence cannot be placed are skipped."""
+def load_support_set(path: Path, max_questions: int | None = None, skip: int = 0) -> SupportSet:
+    """Read a SQuAD-format set; questions whose answer or evidence cannot be placed are skipped
+    (and counted). `skip` leaves out the first questions that can be placed, so that questions
+    beyond a held-out first part can be studied; only the contexts of kept questions are kept."""
     try:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
         articles = data["data"]
@@ -92,13 +106,15 @@ def load_support_set(path: Path, max_questions: int | None = None) -> SupportSet
     questions: list[SupportQuestion] = []
     annotated = False
     skipped = 0
+    placed = 0  # placeable questions met so far, including those left out by `skip`
     for number, article in enumerate(articles):
         for paragraph in article.get("paragraphs", []):
             if max_questions is not None and len(questions) >= max_questions:
                 break
-            _, text, shift_from, shift = _clean_context(
+            title, text, shift_from, shift = _clean_context(
                 paragraph["context"], article.get("title", "")
             )
+            body = len(title) + 1 if shift else 0  # "title [SEP] context": the title is no evidence
             kept = []
             for qa in paragraph.get("qas", []):
                 answers = qa.get("answers") or []
@@ -114,8 +130,14 @@ def load_support_set(path: Path, max_questions: int | None = None) -> SupportSet
                 if start is None or not spans or not qa["question"].strip():
                     skipped += 1
                     continue
+                placed += 1
+                if placed <= skip:
+                    continue
+                once = bool(evidences) or (text.count(answer) == 1 and start >= body)
                 kept.append(
-                    SupportQuestion(qa["question"].strip(), answer, len(contexts), tuple(spans))
+                    SupportQuestion(
+                        qa["question"].strip(), answer, len(contexts), tuple(spans), once
+                    )
                 )
             if kept:
                 room = None if max_questions is None else max_questions - len(questions)
@@ -163,6 +185,7 @@ def evaluate_support(
             supported: list[float] = []
             unrelated: list[float] = []
             right = 0
+            right_unambiguous = 0
             for j, q in enumerate(dataset.questions):
                 hits = search(store, embedder, notebook.id, q.text, k=k, mode=mode)
                 scorer = Scorer(candidates(sources_from_hits(hits, cited=True)))
@@ -172,9 +195,11 @@ def evaluate_support(
                 if found:
                     span = scorer.spans[found[0]]
                     own = ids[dataset.contexts[q.context]]
-                    right += span.document_id == own and any(
+                    hit = span.document_id == own and any(
                         a < span.end and span.start < b for a, b in q.evidence
                     )
+                    right += hit
+                    right_unambiguous += hit and q.unambiguous
                 other = _unrelated(dataset, j)
                 if other is not None:
                     found = scorer.best(answer_sentence(other.text, other.answer))
@@ -183,6 +208,7 @@ def evaluate_support(
                     say(f"{j + 1}/{n} questions")
         finally:
             store.close()
+    unambiguous = sum(q.unambiguous for q in dataset.questions)
     return SupportReport(
         questions=n,
         annotated=dataset.annotated,
@@ -191,6 +217,8 @@ def evaluate_support(
         flag_rate_unrelated=round(_flagged(unrelated), 4) if unrelated else None,
         weak_score=WEAK_SCORE,
         skipped=dataset.skipped,
+        unambiguous=unambiguous,
+        accuracy_unambiguous=round(right_unambiguous / unambiguous, 4) if unambiguous else None,
         scores={"supported": supported, "unrelated": unrelated},
     )
 

@@ -5,8 +5,10 @@ and each is compared with the sentences (long ones cut into clauses) of the pass
 a sentence without a mark is compared with every passage that was in front of the model and the
 best span is offered as a suggestion. The score is the share of the sentence's keywords found in
 the span (CJK as character bigrams, each keyword weighted by how rare it is among the candidate
-spans), lowered when a number or a name of the sentence is missing from the span. A best score
-under WEAK_SCORE is flagged "no close match": a note, never a verdict.
+spans, bigrams of hiragana only weighted down), plus half the share found only in the sentence
+just before the span (the context it leans on), lowered when a number or a name of the sentence
+is missing from the span. A best score under WEAK_SCORE is flagged "no close match": a note,
+never a verdict.
 
 Spans are `[start, end)` into the document text, always inside the passage they come from, so
 `document.text[start:end] == passage.text[start - passage.start:end - passage.start]`.
@@ -14,6 +16,7 @@ Spans are `[start, end)` into the document text, always inside the passage they 
 
 from __future__ import annotations
 
+import bisect
 import math
 import re
 from collections.abc import Sequence
@@ -31,6 +34,8 @@ PRECISION_WEIGHT = 0.15  # a little preference for spans that hold little else
 MAX_SPAN = 260  # longer document sentences are also offered clause by clause
 MIN_CLAUSE = 25
 MAX_SENTENCE = 400  # longer answer "sentences" (no punctuation at all) are cut at clauses
+CONTEXT_WEIGHT = 0.5  # terms of the sentence found only in the span just before count this much
+KANA_WEIGHT = 0.5  # factor on a term made only of hiragana: Japanese particles and endings
 
 NO_CLOSE_MATCH = "no close match in the cited passages"
 NO_CLOSE_MATCH_ANY = "no close match in the passages"
@@ -100,6 +105,8 @@ _DOCUMENT_END = re.compile(
     r"|\n[^\S\n]*\n"
     r"|\n(?=[^\S\n]*(?:[-*•·▪#]|\d+[.)])\s)"
 )
+# A closing quote that a quotative particle follows (「…！」と, 「…。」という) ends no sentence.
+_QUOTED = re.compile(r"[」』”](?:と|って|という|との)")
 _CLAUSE = re.compile(r"[；;：:，,、]+[^\S\n]*")
 _WORD_BEFORE = re.compile(r"([\w.]+)\.+$")
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9f\uac00-\ud7af"
@@ -111,6 +118,14 @@ _NAME = re.compile(r"(?<=[^\W\d_] )[A-Z][^\W\d_]+|(?<=[,;:] )[A-Z][^\W\d_]+")
 def terms(text: str) -> set[str]:
     """The keywords of a text for matching: tokenize's, with CJK line wraps joined first."""
     return set(tokenize(_CJK_WRAP.sub("", text)))
+
+
+_HIRAGANA = re.compile("[\u3041-\u309f]+")
+
+
+def _kind_weight(term: str) -> float:
+    """Terms made only of hiragana (particles, verb endings: "のは", "した") are weak evidence."""
+    return KANA_WEIGHT if _HIRAGANA.fullmatch(term) else 1.0
 
 
 def _is_abbreviation(text: str, dot: int) -> bool:
@@ -137,6 +152,8 @@ def sentence_spans(text: str, document: bool = False) -> list[tuple[int, int]]:
             rest = text[end:].lstrip()
             if _is_abbreviation(text, match.start()) or rest[:1].islower():
                 continue
+        if _QUOTED.match(text, end - 1):  # 「…した。」と述べた: the quote goes on
+            continue
         cuts.append(end)
     out = []
     start = 0
@@ -208,6 +225,22 @@ def candidates(passages: Sequence[SourcePassage]) -> list[_Candidate]:
     return found
 
 
+def _previous(spans: Sequence[_Candidate]) -> np.ndarray:
+    """For each span, the index of the span just before it in its passage (-1: none); of spans
+    ending at the same place, the longest (the sentence rather than its last clause)."""
+    out = np.full(len(spans), -1)
+    by_passage: dict[int, list[int]] = {}
+    for i, c in enumerate(spans):
+        by_passage.setdefault(c.n, []).append(i)
+    for ids in by_passage.values():
+        ids.sort(key=lambda i: (spans[i].end, spans[i].end - spans[i].start))
+        ends = [spans[i].end for i in ids]
+        for i in ids:
+            k = bisect.bisect_right(ends, spans[i].start)
+            out[i] = ids[k - 1] if k else -1
+    return out
+
+
 class Scorer:
     """Scores sentences against the candidate spans of one answer's passages.
 
@@ -224,28 +257,38 @@ class Scorer:
         n = len(self.spans)
         self.unseen = math.log(1 + n)
         self.postings = {t: np.array(ids) for t, ids in postings.items()}
-        self.weights = {t: math.log(1 + n / (1 + len(ids))) for t, ids in postings.items()}
+        self.weights = {
+            t: math.log(1 + n / (1 + len(ids))) * _kind_weight(t) for t, ids in postings.items()
+        }
         self.span_weight = np.array(
             [sum(self.weights[t] for t in c.terms) for c in self.spans], dtype=float
         )
         self.passage = np.array([c.n for c in self.spans])
         self.start = np.array([c.start for c in self.spans])
+        self.previous = _previous(self.spans)
 
     def best(self, sentence: str, allowed: set[int] | None = None) -> tuple[int, float] | None:
         """(index into spans, score) of the best span among passages `allowed` (None: all)."""
         words = terms(sentence)
         if not words or not self.spans:
             return None
-        shared = np.zeros(len(self.spans))
-        total = 0.0
-        for t in words:
-            w = self.weights.get(t, self.unseen)
-            total += w
+        ordered = sorted(words)
+        held = np.zeros((len(ordered), len(self.spans)), dtype=bool)
+        w = np.empty(len(ordered))
+        for k, t in enumerate(ordered):
+            w[k] = self.weights[t] if t in self.weights else self.unseen * _kind_weight(t)
             if t in self.postings:
-                shared[self.postings[t]] += w
-        score = (1 - PRECISION_WEIGHT) * shared / total + PRECISION_WEIGHT * shared / np.maximum(
-            self.span_weight, 1e-9
-        )
+                held[k, self.postings[t]] = True
+        total = float(w.sum())
+        shared = w @ held
+        # What the span lacks but the sentence before it holds: the context it leans on
+        # ("The result: both lost." after the sentence naming the election).
+        context = np.zeros(len(self.spans))
+        before = self.previous >= 0
+        context[before] = w @ (held[:, self.previous[before]] & ~held[:, before])
+        score = (1 - PRECISION_WEIGHT) * (
+            shared + CONTEXT_WEIGHT * context
+        ) / total + PRECISION_WEIGHT * shared / np.maximum(self.span_weight, 1e-9)
         names = {m.casefold() for m in _NAME.findall(sentence)}
         for t in words:  # numbers and names of the sentence that a span lacks
             factor = MISSING_NUMBER if t.isdigit() else MISSING_NAME if t in names else None

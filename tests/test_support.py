@@ -128,3 +128,34 @@ def test_a_sentence_matches_vertical_text_that_has_one_character_a_line():
     p = [SourcePassage(1, 1, 1, "t", 0, 0, len(text), None, None, text, True)]
     [support] = support_spans("重力坡是一种视错觉。[1]", p)
     assert not support.weak and support.text.startswith("重\n力")
+
+
+def one_passage(text):
+    return [SourcePassage(1, 1, 1, "t", 0, 0, len(text), None, None, text, True)]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("彼は「行く！」と言った。次だ。", ["彼は「行く！」と言った。", "次だ。"]),
+        ("「それは違う。」という声が出た。", ["「それは違う。」という声が出た。"]),
+        ("「行く！」彼は言った。", ["「行く！」", "彼は言った。"]),
+    ],
+)
+def test_a_quote_that_a_quotative_particle_follows_ends_no_sentence(text, expected):
+    assert texts(text) == expected
+    assert [text[a:b] for a, b in sentence_spans(text, document=True)] == expected
+
+
+def test_hiragana_bigrams_are_weak_evidence_beside_kanji_and_katakana():
+    text = "それはだれもがそうなったのではないかといわれている。神田真秋は愛知県知事に当選した。"
+    [support] = support_spans(
+        "愛知県知事には神田がなったのではないかといわれている。[1]", one_passage(text)
+    )
+    assert support.text == "神田真秋は愛知県知事に当選した。"
+
+
+def test_a_span_leans_on_the_sentence_before_it_for_context():
+    text = "大阪府の辻元清美候補者が立った。選挙結果は落選。党は新しい綱領を定めた。"
+    [support] = support_spans("大阪府の辻元清美候補者の選挙結果は落選。[1]", one_passage(text))
+    assert support.text == "選挙結果は落選。"
