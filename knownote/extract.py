@@ -57,6 +57,8 @@ class OcrLimits:
     max_megapixels: int = 100
     max_pages: int = 200  # 0 switches OCR off
     threads: int = 2
+    engine: str = "auto"  # "auto", "tesseract" or "rapidocr": see ocr.engine_for
+    languages: str = "eng+chi_sim+jpn+kor"  # Tesseract's, "+"-joined (ocr.DEFAULT_LANGUAGES)
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ from PIL import Image, ImageOps, UnidentifiedImageError
 
 from knownote.errors import FileTooLarge, UnreadableFile
 from knownote.extract import OcrLimits, OcrProgress
-from knownote.ocr import OcrText, page_text, recognise, suspect_token_share
+from knownote.ocr import OcrText, read_page, suspect_token_share
 from knownote.store import OcrPage
 
 IMAGE_SCALE = 0.5  # page points per image pixel: an image page is shown at 144 dpi at zoom 1
@@ -97,7 +97,7 @@ def ocr_pdf_page(page: pymupdf.Page, limits: OcrLimits, name: str) -> tuple[str,
     matrix = page.rotation_matrix * pymupdf.Matrix(zoom, zoom)
     pix = page.get_pixmap(matrix=pymupdf.Matrix(zoom, zoom), alpha=False, colorspace="rgb")
     image = np.frombuffer(pix.samples, dtype=np.uint8).reshape(pix.height, pix.width, 3)
-    read = page_text(recognise(image, limits.threads))
+    read = read_page(image, limits.engine, limits.languages, round(72 * zoom), limits.threads)
     back = ~matrix
     return read.text, _ocr_page(page.number + 1, read, lambda r: pymupdf.Rect(r) * back)
 
@@ -196,7 +196,7 @@ def read_image(
         if scale < 1.0:
             small = Image.fromarray(pixels).resize((int(width * scale), int(height * scale)))
             pixels = np.asarray(small)
-        read = page_text(recognise(pixels, limits.threads))
+        read = read_page(pixels, limits.engine, limits.languages, None, limits.threads)
         factor = IMAGE_SCALE / scale
         texts.append(read.text)
         pages.append(
