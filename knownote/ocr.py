@@ -93,10 +93,9 @@ def read_page(
         threads: CPU threads of RapidOCR (Tesseract runs on one).
     """
     if engine_for(engine, languages) == "tesseract":
-        hocr = ocr_tesseract.run_hocr(image, languages, dpi)
         blocks = [
             [OcrLine(text, box, _close_gaps(text, chars), conf) for text, box, chars, conf in block]
-            for block in ocr_tesseract.parse_hocr(hocr)
+            for block in ocr_tesseract.read_blocks(image, languages, dpi)
         ]
         return blocks_text(blocks)
     return page_text(recognise(image, threads))

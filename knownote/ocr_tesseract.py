@@ -5,8 +5,9 @@ character.
 Tesseract's hOCR with `hocr_char_boxes=1` gives, per recognised character, the columns its LSTM
 recogniser read it from (`x_bboxes`); a character's box is those columns over the height of its
 line, and a word space gets the gap between the words it separates. Tesseract writes a space
-between CJK characters it reads as separate words; no space is put between two CJK characters
-(Chinese and Japanese are written without them), so the canonical text reads as the page does.
+between CJK characters it reads as separate words; no space is put between two Han or kana
+characters (Chinese and Japanese are written without them; Korean keeps its word spaces), so the
+canonical text reads as the page does.
 
 The program runs with OMP_THREAD_LIMIT=1: on this machine's 2 shared cores, OpenMP threads spin
 for each other (one page at 200 dpi took 19 s of CPU with 2 threads, 1.6 s with 1).
@@ -19,9 +20,12 @@ import os
 import re
 import shutil
 import subprocess
+import tempfile
 import unicodedata
 import xml.etree.ElementTree as ET
 from functools import cache
+from itertools import pairwise
+from pathlib import Path
 
 import numpy as np
 from PIL import Image
@@ -75,10 +79,25 @@ def _png(image: np.ndarray) -> bytes:
     return out.getvalue()
 
 
-def run_hocr(
-    image: np.ndarray, languages: str, dpi: int | None = None, timeout: float = 600.0
-) -> str:
-    """Tesseract's hOCR of an RGB or grey uint8 image, with a box per character."""
+def read_blocks(image: np.ndarray, languages: str, dpi: int | None = None) -> list[list[Line]]:
+    """The lines Tesseract reads on an RGB uint8 image, grouped by paragraph in its reading
+    order. Where its automatic layout analysis finds no text at all, the image is read again
+    as one block of text: that analysis drops some short single-line images (a line of Korean
+    set wide, in the tests) as non-text, which a photo of a label or a line can be."""
+    blocks = parse_hocr(*run_tesseract(image, languages, dpi))
+    return blocks or parse_hocr(*run_tesseract(image, languages, dpi, layout=6))
+
+
+def run_tesseract(
+    image: np.ndarray,
+    languages: str,
+    dpi: int | None = None,
+    layout: int = 3,
+    timeout: float = 600.0,
+) -> tuple[str, str]:
+    """Tesseract's hOCR (with a box per character) and plain text of an RGB or grey uint8
+    image, from one run; `layout` is its page segmentation mode (3: automatic, 6: one uniform
+    block of text)."""
     program = binary()
     if program is None:
         raise TesseractMissing(
@@ -94,18 +113,29 @@ def run_hocr(
             "tesseract-ocr-eng, or change ocr_languages (env KNOWNOTE_OCR_LANGUAGES)."
         )
     env = {**os.environ, "OMP_THREAD_LIMIT": "1"}
-    done = subprocess.run(
-        [program, "stdin", "stdout", *(["--dpi", str(dpi)] if dpi else []), "-l", langs,
-         "-c", "hocr_char_boxes=1", "hocr"],
-        input=_png(image), capture_output=True, env=env, timeout=timeout, check=False,
-    )  # fmt: skip
-    if done.returncode != 0:
-        message = done.stderr.decode("utf-8", "replace").strip().splitlines()
-        raise KnowNoteError(
-            f"Tesseract could not read the page ({message[-1] if message else 'no message'}). "
-            "Check the image, or set ocr_engine to rapidocr (env KNOWNOTE_OCR_ENGINE)."
+    with tempfile.TemporaryDirectory(prefix="knownote-ocr-") as folder:
+        out = Path(folder) / "page"
+        args = [program, "stdin", str(out), *(["--dpi", str(dpi)] if dpi else []), "-l", langs,
+                "--psm", str(layout), "-c", "hocr_char_boxes=1", "hocr", "txt"]  # fmt: skip
+        try:
+            done = subprocess.run(
+                args, input=_png(image), capture_output=True, env=env, timeout=timeout, check=False
+            )
+        except subprocess.TimeoutExpired:
+            raise KnowNoteError(
+                f"Tesseract took more than {timeout:.0f} seconds on one page and was stopped. "
+                "Import the file with a lower ocr_dpi, or split it."
+            ) from None
+        if done.returncode != 0:
+            message = done.stderr.decode("utf-8", "replace").strip().splitlines()
+            raise KnowNoteError(
+                f"Tesseract could not read the page ({message[-1] if message else 'no message'}). "
+                "Check the image, or set ocr_engine to rapidocr (env KNOWNOTE_OCR_ENGINE)."
+            )
+        return (
+            out.with_suffix(".hocr").read_text("utf-8"),
+            out.with_suffix(".txt").read_text("utf-8"),
         )
-    return done.stdout.decode("utf-8")
 
 
 def _classes(element: ET.Element) -> str:
@@ -120,30 +150,59 @@ def _box(title: str, pattern: re.Pattern[str]) -> Box | None:
 Line = tuple[str, Box, tuple[Box | None, ...], float]  # text, line box, char boxes, confidence
 
 
-def parse_hocr(hocr: str) -> list[list[Line]]:
+def parse_hocr(hocr: str, plain: str | None = None) -> list[list[Line]]:
     """The lines of the hOCR grouped by paragraph, in Tesseract's reading order (its layout
     analysis finds columns and orders blocks, paragraphs and lines); each line is (text, line
-    box, a box per character, confidence 0-1)."""
+    box, a box per character, confidence 0-1). `plain`, Tesseract's text output of the same
+    run, says which words a space separates (hOCR splits a Korean word into several)."""
     root = ET.fromstring(re.sub(r"<!DOCTYPE[^>]*>", "", hocr, count=1))
     for element in root.iter():  # drop the XHTML namespace so paths stay short
         element.tag = element.tag.rsplit("}", 1)[-1]
+    spaces = _Spaces(plain)
     blocks = []
     for paragraph in root.iter("p"):
         lines = [
             line
             for element in paragraph.iter("span")
-            if _classes(element) in _LINE_CLASSES and (line := _read_line(element)) is not None
+            if _classes(element) in _LINE_CLASSES
+            and (line := _read_line(element, spaces)) is not None
         ]
         if lines:
             blocks.append(lines)
     return blocks
 
 
-def _read_line(line: ET.Element) -> Line | None:
+class _Spaces:
+    """Whether Tesseract's plain text puts a space before a word, found by walking the plain
+    text's characters (whitespace left out) along the hOCR's words."""
+
+    def __init__(self, plain: str | None) -> None:
+        self.chars: list[str] = []
+        self.before: list[bool] = []
+        for i, ch in enumerate(plain or ""):
+            if not ch.isspace():
+                self.chars.append(ch)
+                self.before.append(i > 0 and plain is not None and plain[i - 1] in " \t")
+        self.text = "".join(self.chars)
+        self.at = 0
+
+    def space_before(self, word: str) -> bool | None:
+        """True or False where the plain text has the word next, None where it was not found."""
+        found = self.text.find(word, self.at, self.at + len(word) + 64)
+        if found < 0:
+            return None
+        self.at = found + len(word)
+        return self.before[found]
+
+
+Word = tuple[list[tuple[str, Box | None]], Box, float, bool | None]
+
+
+def _read_line(line: ET.Element, spaces: _Spaces) -> Line | None:
     line_box = _box(line.get("title", ""), _BBOX)
     if line_box is None:
         return None
-    words = []
+    words: list[Word] = []
     for word in line.iter("span"):
         if _classes(word) != "ocrx_word":
             continue
@@ -158,27 +217,41 @@ def _read_line(line: ET.Element) -> Line | None:
             chars = [(ch, None) for ch in "".join(word.itertext()).strip()]
         chars = [(t, b) for t, b in chars if t and not t.isspace()]
         if chars and word_box is not None:
-            words.append((chars, word_box, int(conf.group(1)) / 100 if conf else 0.0))
+            space = spaces.space_before("".join(t for t, _ in chars))
+            words.append((chars, word_box, int(conf.group(1)) / 100 if conf else 0.0, space))
     return _line(words, line_box) if words else None
 
 
-def _line(words: list[tuple[list[tuple[str, Box | None]], Box, float]], line: Box) -> Line:
-    """One line's text and character boxes: characters over the line's height, word spaces
-    between words (none between two CJK characters)."""
+def _line(words: list[Word], line: Box) -> Line:
+    """One line's text and character boxes: characters over the line's height, left to right
+    without overlap, and a space between words where Tesseract's plain text has one (never
+    between two Han or kana characters; between all words where the plain text is unknown),
+    with the gap between the words as its box."""
     y0, y1 = line[1], line[3]
     text: list[str] = []
-    boxes: list[Box | None] = []
-    for chars, word_box, _ in words:
+    spans: list[list[float] | None] = []
+    for chars, word_box, _, space in words:
         glyphs = _glyph_boxes(chars, word_box, y0, y1)
-        if text and not (_is_cjk(text[-1]) and _is_cjk(glyphs[0][0])):
-            prev, nxt = boxes[-1], glyphs[0][1]
-            gap = (prev[2], y0, nxt[0], y1) if prev and nxt and nxt[0] > prev[2] else None
+        if text and space is not False and not _no_space_between(text[-1], glyphs[0][0]):
             text.append(" ")
-            boxes.append(gap)
+            spans.append(None)
         for ch, box in glyphs:
             text.append(ch)
-            boxes.append(box)
-    confidence = sum(c for *_, c in words) / len(words)
+            spans.append([box[0], box[2]])
+    inked = [s for s in spans if s is not None]
+    for a, b in pairwise(inked):  # neighbours whose columns overlap meet halfway
+        if b[0] < a[1]:
+            a[1] = b[0] = (a[1] + b[0]) / 2
+    if any(x1 <= x0 for x0, x1 in inked) or any(a[1] > b[0] for a, b in pairwise(inked)):
+        step = (line[2] - line[0]) / len(text)  # no sane order: the line divided evenly
+        spans = [None if ch == " " else [line[0] + i * step, line[0] + (i + 1) * step]
+                 for i, ch in enumerate(text)]  # fmt: skip
+    boxes: list[Box | None] = [None if sp is None else (sp[0], y0, sp[1], y1) for sp in spans]
+    for i, ch in enumerate(text):  # a word space: the gap between its neighbours
+        a, b = boxes[i - 1] if i else None, boxes[i + 1] if i + 1 < len(boxes) else None
+        if ch == " " and a is not None and b is not None and b[0] > a[2]:
+            boxes[i] = (a[2], y0, b[0], y1)
+    confidence = sum(w[2] for w in words) / len(words)
     return "".join(text), line, tuple(boxes), confidence
 
 
@@ -186,18 +259,43 @@ def _glyph_boxes(
     chars: list[tuple[str, Box | None]], word: Box, y0: float, y1: float
 ) -> list[tuple[str, Box]]:
     """One (code point, box) per code point of a word: each character's recogniser columns over
-    the line's height; where Tesseract gave none or a degenerate one, the word box divided
+    the line's height, neighbours that overlap (the LSTM's columns for "ju" do) cut where their
+    overlap is halved; where Tesseract gave no sane box for a character, the word box divided
     evenly. A character of several code points gives each the same box."""
+    spans = _columns(chars, word)
+    return [
+        (ch, (x0, y0, x1, y1))
+        for (text, _), (x0, x1) in zip(chars, spans, strict=True)
+        for ch in text
+    ]
+
+
+def _columns(chars: list[tuple[str, Box | None]], word: Box) -> list[tuple[float, float]]:
     n = len(chars)
     step = (word[2] - word[0]) / n
-    out = []
-    for i, (text, box) in enumerate(chars):
-        if box is None or box[2] <= box[0] or box[0] < word[0] - step or box[2] > word[2] + step:
-            box = (word[0] + i * step, y0, word[0] + (i + 1) * step, y1)
-        else:
-            box = (box[0], y0, box[2], y1)
-        out.extend((ch, box) for ch in text)
-    return out
+    even = [(word[0] + i * step, word[0] + (i + 1) * step) for i in range(n)]
+    boxes = [box for _, box in chars]
+    if any(
+        b is None or b[2] <= b[0] or b[0] < word[0] - step or b[2] > word[2] + step for b in boxes
+    ):
+        return even
+    spans = [[b[0], b[2]] for b in boxes if b is not None]
+    for a, b in pairwise(spans):
+        if b[0] < a[1]:
+            a[1] = b[0] = (a[1] + b[0]) / 2
+    if any(x1 <= x0 for x0, x1 in spans) or any(a[1] > b[0] for a, b in pairwise(spans)):
+        return even
+    return [(x0, x1) for x0, x1 in spans]
+
+
+def _no_space_between(a: str, b: str) -> bool:
+    """Two characters of a script written without word spaces (Han, kana; not Hangul)."""
+    return _unspaced(a) and _unspaced(b)
+
+
+def _unspaced(ch: str) -> bool:
+    hangul = "\uac00" <= ch <= "\ud7a3" or "\u1100" <= ch <= "\u11ff" or "\u3130" <= ch <= "\u318f"
+    return _is_cjk(ch) and not hangul
 
 
 def available(languages: str) -> bool:
