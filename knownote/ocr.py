@@ -84,6 +84,11 @@ def read_page(
 ) -> OcrText:
     """The canonical text of a page image, with a box per character, read by `engine`.
 
+    When Tesseract reads and `languages` cover several scripts, its script detection picks
+    the page's languages first (a page of English is read with eng alone: faster, and as
+    accurate); with "auto", a page whose script is Han is read by RapidOCR, whose Chinese is
+    far better than Tesseract's (benchmarks/ocr.py: 1.4 % against 3.4-11 % CER).
+
     Args:
         image: RGB (h, w, 3) uint8 pixels.
         engine: "auto", "tesseract" or "rapidocr" (see `engine_for`).
@@ -93,9 +98,13 @@ def read_page(
         threads: CPU threads of RapidOCR (Tesseract runs on one).
     """
     if engine_for(engine, languages) == "tesseract":
+        script = ocr_tesseract.script(image, dpi) if ocr_tesseract.mixed(languages) else None
+        if script == "Han" and engine == "auto":  # RapidOCR reads Chinese far better
+            return page_text(recognise(image, threads))
+        read = ocr_tesseract.read_blocks(image, ocr_tesseract.languages_for(script, languages), dpi)
         blocks = [
             [OcrLine(text, box, _close_gaps(text, chars), conf) for text, box, chars, conf in block]
-            for block in ocr_tesseract.read_blocks(image, languages, dpi)
+            for block in read
         ]
         return blocks_text(blocks)
     return page_text(recognise(image, threads))

@@ -49,17 +49,19 @@ def binary() -> str | None:
     return shutil.which("tesseract")
 
 
-@cache
-def installed_languages(program: str | None = None) -> frozenset[str]:
+def installed_languages() -> frozenset[str]:
     """The language packs Tesseract can use here ("eng", "chi_sim", ...; not "osd")."""
-    program = program or binary()
-    if program is None:
-        return frozenset()
+    program = binary()
+    return frozenset() if program is None else _packs(program) - {"osd"}
+
+
+@cache
+def _packs(program: str) -> frozenset[str]:
     listed = subprocess.run(
         [program, "--list-langs"], capture_output=True, text=True, timeout=60, check=False
     )
     lines = listed.stdout.splitlines()[1:]  # the first line says where they are
-    return frozenset(ln.strip() for ln in lines if ln.strip() and ln.strip() != "osd")
+    return frozenset(ln.strip() for ln in lines if ln.strip())
 
 
 def usable_languages(wanted: str) -> str:
@@ -86,6 +88,65 @@ def read_blocks(image: np.ndarray, languages: str, dpi: int | None = None) -> li
     set wide, in the tests) as non-text, which a photo of a label or a line can be."""
     blocks = parse_hocr(*run_tesseract(image, languages, dpi))
     return blocks or parse_hocr(*run_tesseract(image, languages, dpi, layout=6))
+
+
+# Tesseract's script detection (OSD) names -> the language packs that read that script.
+SCRIPT_LANGUAGES = {
+    "Han": ("chi_sim", "chi_tra"),
+    "Japanese": ("jpn",),
+    "Katakana": ("jpn",),
+    "Hiragana": ("jpn",),
+    "Korean": ("kor",),
+    "Hangul": ("kor",),
+}
+_CJK_LANGUAGES = frozenset(lang for langs in SCRIPT_LANGUAGES.values() for lang in langs)
+_SCRIPT = re.compile(r"^Script: (\S+)", re.MULTILINE)
+
+
+def script(image: np.ndarray, dpi: int | None = None, timeout: float = 120.0) -> str | None:
+    """The page's script as Tesseract's orientation and script detection names it ("Latin",
+    "Han", "Japanese", "Korean", ...); None when it cannot tell (too few characters, or its
+    osd pack is not installed)."""
+    program = binary()
+    if program is None or "osd" not in _packs(program):
+        return None
+    args = [program, "stdin", "stdout", *(["--dpi", str(dpi)] if dpi else []), "--psm", "0"]
+    env = {**os.environ, "OMP_THREAD_LIMIT": "1"}
+    try:
+        done = subprocess.run(
+            args, input=_png(image), capture_output=True, env=env, timeout=timeout, check=False
+        )
+    except subprocess.TimeoutExpired:
+        return None
+    found = _SCRIPT.search(done.stdout.decode("utf-8", "replace"))
+    return found.group(1) if found else None
+
+
+def languages_for(script_name: str | None, languages: str) -> str:
+    """The languages of `languages` that read `script_name`: those of its script for Han,
+    Japanese and Korean, the others (eng, ...) for any other script; all of them when the
+    script is unknown or none of them fits."""
+    wanted = [lang for lang in languages.split("+") if lang]
+    if script_name is None:
+        return languages
+    if script_name in SCRIPT_LANGUAGES:
+        fit = [
+            lang for lang in wanted if lang.removesuffix("_vert") in SCRIPT_LANGUAGES[script_name]
+        ]
+    else:
+        fit = [lang for lang in wanted if lang.removesuffix("_vert") not in _CJK_LANGUAGES]
+    return "+".join(fit) if fit else languages
+
+
+def _script_group(lang: str) -> str:
+    base = lang.removesuffix("_vert")
+    return next((k for k, v in SCRIPT_LANGUAGES.items() if base in v), "other")
+
+
+def mixed(languages: str) -> bool:
+    """Whether the installed ones of `languages` read more than one script (so the page's
+    script decides which of them read it)."""
+    return len({_script_group(lang) for lang in usable_languages(languages).split("+")}) > 1
 
 
 def run_tesseract(

@@ -178,7 +178,10 @@ class Settings:
     )
     ocr_threads: int = field(
         default_factory=lambda: int(os.environ.get("KNOWNOTE_OCR_THREADS") or 2),
-        metadata={"help": "CPU threads the OCR engine uses (env KNOWNOTE_OCR_THREADS)."},
+        metadata={
+            "help": "CPU threads OCR uses: pages of a PDF Tesseract reads at once (one process "
+            "each), or RapidOCR's threads for one page (env KNOWNOTE_OCR_THREADS)."
+        },
     )
     max_ocr_pages: int = field(
         default_factory=lambda: int(os.environ.get("KNOWNOTE_MAX_OCR_PAGES") or 200),
