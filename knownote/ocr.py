@@ -87,7 +87,8 @@ def read_page(
     When Tesseract reads and `languages` cover several scripts, its script detection picks
     the page's languages first (a page of English is read with eng alone: faster, and as
     accurate); with "auto", a page whose script is Han is read by RapidOCR, whose Chinese is
-    far better than Tesseract's (benchmarks/ocr.py: 1.4 % against 3.4-11 % CER).
+    far better than Tesseract's (benchmarks/ocr.py), and so is an image with too few
+    characters for the detection when Tesseract's reading of it is Chinese.
 
     Args:
         image: RGB (h, w, 3) uint8 pixels.
@@ -98,7 +99,8 @@ def read_page(
         threads: CPU threads of RapidOCR (Tesseract runs on one).
     """
     if engine_for(engine, languages) == "tesseract":
-        script = ocr_tesseract.script(image, dpi) if ocr_tesseract.mixed(languages) else None
+        mixed = ocr_tesseract.mixed(languages)
+        script = ocr_tesseract.script(image, dpi) if mixed else None
         if script == "Han" and engine == "auto":  # RapidOCR reads Chinese far better
             return page_text(recognise(image, threads))
         read = ocr_tesseract.read_blocks(image, ocr_tesseract.languages_for(script, languages), dpi)
@@ -106,8 +108,27 @@ def read_page(
             [OcrLine(text, box, _close_gaps(text, chars), conf) for text, box, chars, conf in block]
             for block in read
         ]
-        return blocks_text(blocks)
+        text = blocks_text(blocks)
+        if mixed and script is None and engine == "auto" and is_chinese(text.text):
+            return page_text(recognise(image, threads))  # too few characters for detection
+        return text
     return page_text(recognise(image, threads))
+
+
+def is_chinese(text: str) -> bool:
+    """Mostly Han characters, with next to no kana or Hangul (which would make it Japanese or
+    Korean)."""
+    counts = {"han": 0, "kana": 0, "hangul": 0}
+    for ch in text:
+        if "\u3040" <= ch <= "\u30ff":
+            counts["kana"] += 1
+        elif "\uac00" <= ch <= "\ud7a3" or "\u1100" <= ch <= "\u11ff":
+            counts["hangul"] += 1
+        elif "\u4e00" <= ch <= "\u9fff" or "\u3400" <= ch <= "\u4dbf":
+            counts["han"] += 1
+    inked = sum(not ch.isspace() for ch in text)
+    other = counts["kana"] + counts["hangul"]
+    return counts["han"] >= 0.5 * max(inked, 1) and other <= 0.02 * counts["han"]
 
 
 _ENGINE_LOCK = threading.Lock()  # one recognition at a time: the engine holds its own buffers

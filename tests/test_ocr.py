@@ -15,17 +15,19 @@ from PIL import Image, ImageDraw, ImageFont
 from benchmarks.ocr import SETS, edit_distance, normal, pixels
 from knownote import ocr_tesseract
 from knownote.errors import KnowNoteError
-from knownote.extract import clean_text, pdf_page_text
+from knownote.extract import OcrLimits, clean_text, pdf_page_text
 from knownote.ingest import ocr_limits
 from knownote.ocr import (
     OcrLine,
     engine_for,
+    is_chinese,
     page_text,
     read_page,
     reading_order,
     recognise,
     suspect_token_share,
 )
+from knownote.scans import ocr_pdf_pages
 from knownote.settings import Settings
 from tests.conftest import corpus_file
 
@@ -247,3 +249,30 @@ def test_hocr_words_get_spaces_except_between_cjk_and_a_box_per_character():
     assert confidence == pytest.approx(0.8)
     ((line,),) = ocr_tesseract.parse_hocr(hocr, "猫ですOK\n")  # its plain text: no space
     assert line[0] == "猫ですOK"
+
+
+@needs_tesseract("eng+chi_sim+jpn+kor")
+def test_auto_reads_chinese_with_rapidocr_and_japanese_with_tesseract():
+    chinese = rendered("财务报表审计意见", fontname="china-s", size=28)
+    assert read_page(chinese, "auto").text == "财务报表审计意见"
+    japanese = "吾輩は猫である。名前はまだ無い。"
+    assert read_page(drawn(japanese, 0), "auto").text == japanese
+
+
+def test_chinese_text_is_told_from_japanese_and_korean():
+    assert is_chinese("财务报表审计意见")
+    assert not is_chinese("吾輩は猫である。名前はまだ無い。")
+    assert not is_chinese("포인트 적립 혜택은")
+    assert not is_chinese("The quick brown fox")
+
+
+@needs_tesseract("eng")
+def test_pdf_pages_read_at_once_come_back_in_page_order():
+    doc = pymupdf.open()
+    words = ["Alpha harbour", "Bravo lighthouse", "Charlie anchor", "Delta beacon"]
+    for word in words:
+        doc.new_page(width=300, height=100).insert_text((20, 50), word, fontsize=20)
+    limits = OcrLimits(dpi=150, threads=2, engine="tesseract", languages="eng")
+    reads = list(ocr_pdf_pages(list(doc), limits, "words.pdf"))
+    assert [read[0] for read in reads] == words
+    assert [read[1].number for read in reads] == [1, 2, 3, 4]
