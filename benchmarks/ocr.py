@@ -19,8 +19,9 @@ load average is printed) and CPU seconds per page of this process and the Tesser
 it ran (which load does not inflate), with peak resident memory of this process and of the
 largest Tesseract process.
 
-Engines: rapidocr, tesseract (with --languages; its script detection picks the page's ones) and
-auto (the default setting: Tesseract, but RapidOCR for pages whose script is Han).
+Engines: rapidocr, tesseract (with --languages; its script detection picks the page's ones),
+auto (the default setting: Tesseract, but RapidOCR for pages whose script is Han) and, to see
+what that detection buys, tesseract-all (every one of --languages on every page, no detection).
 
 Not used as a reference: paper_tam_review_sprouts.pdf, whose text layer maps most glyphs to
 control characters and symbols (OCR reads its pages far better than the layer does).
@@ -37,6 +38,8 @@ import sys
 import threading
 import time
 import unicodedata
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -44,6 +47,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import numpy as np
 import pymupdf
 
+from knownote import ocr_tesseract
 from knownote.extract import OcrLimits, pdf_page_text
 from knownote.ocr import DEFAULT_LANGUAGES
 from knownote.scans import ocr_pdf_pages
@@ -164,6 +168,20 @@ class ChildPeak(threading.Thread):
             time.sleep(0.05)
 
 
+@contextmanager
+def no_script_detection(active: bool) -> Iterator[None]:
+    """Within: Tesseract reads every page with all the languages it is given."""
+    if not active:
+        yield
+        return
+    original = ocr_tesseract.mixed
+    ocr_tesseract.mixed = lambda languages: False
+    try:
+        yield
+    finally:
+        ocr_tesseract.mixed = original
+
+
 def cpu_seconds() -> float:
     own = resource.getrusage(resource.RUSAGE_SELF)
     children = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -176,7 +194,12 @@ def main() -> None:
     parser.add_argument("--dpi", type=int, nargs="+", default=[150, 300])
     parser.add_argument("--speed-dpi", type=int, default=200)
     parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--engines", nargs="+", default=["rapidocr", "tesseract", "auto"])
+    parser.add_argument(
+        "--engines",
+        nargs="+",
+        default=["rapidocr", "tesseract", "auto"],
+        choices=["rapidocr", "tesseract", "auto", "tesseract-all"],
+    )
     parser.add_argument("--languages", default=DEFAULT_LANGUAGES, help="Tesseract's")
     parser.add_argument("--sets", nargs="+", default=list(SETS), choices=list(SETS))
     args = parser.parse_args()
@@ -192,10 +215,14 @@ def main() -> None:
         for dpi in dpis:
             for engine in args.engines:
                 limits = OcrLimits(
-                    dpi=dpi, threads=args.threads, engine=engine, languages=args.languages
+                    dpi=dpi,
+                    threads=args.threads,
+                    engine=engine.removesuffix("-all"),
+                    languages=args.languages,
                 )
                 started, started_cpu = time.perf_counter(), cpu_seconds()
-                reads = [read for read in ocr_pdf_pages(pages, limits, name)]
+                with no_script_detection(engine.endswith("-all")):
+                    reads = list(ocr_pdf_pages(pages, limits, name))
                 seconds, cpu = time.perf_counter() - started, cpu_seconds() - started_cpu
                 errors = {False: 0, True: 0}
                 lengths = {False: 0, True: 0}
