@@ -243,7 +243,7 @@ def main() -> None:
                     speed[engine][2] += cpu
                 print(f"  {name} at {dpi} dpi by {engine} done", file=sys.stderr, flush=True)
     header = f"{'pages':<11}{'dpi':>5}{'n':>4}{'chars':>7}"
-    header += "".join(f"{e + ' CER':>17}{'words':>8}" for e in args.engines)
+    header += "".join(f"{e + ' CER':>19}{'words':>8}" for e in args.engines)
     print(header)
     for name in args.sets:
         for dpi in args.dpi:
@@ -251,7 +251,7 @@ def main() -> None:
             row = f"{name:<11}{dpi:>5}{n:>4}{chars:>7}"
             for engine in args.engines:
                 plain, words = cer[name, dpi, engine]
-                row += f"{plain:>17.2%}{words:>8.2%}"
+                row += f"{plain:>19.2%}{words:>8.2%}"
             print(row)
     load = os.getloadavg()[0]
     for engine, (n, seconds, cpu) in speed.items():
