@@ -87,8 +87,8 @@ def read_page(
     When Tesseract reads and `languages` cover several scripts, its script detection picks
     the page's languages first (a page of English is read with eng alone: faster, and as
     accurate); with "auto", a page whose script is Han is read by RapidOCR, whose Chinese is
-    far better than Tesseract's (benchmarks/ocr.py), and so is an image with too few
-    characters for the detection when Tesseract's reading of it is Chinese.
+    far better than Tesseract's (benchmarks/ocr.py), and so is a page whose Tesseract reading
+    is Chinese (Han without kana or Hangul) whatever the detection said.
 
     Args:
         image: RGB (h, w, 3) uint8 pixels.
@@ -109,8 +109,10 @@ def read_page(
             for block in read
         ]
         text = blocks_text(blocks)
-        if mixed and script is None and engine == "auto" and is_chinese(text.text):
-            return page_text(recognise(image, threads))  # too few characters for detection
+        if mixed and engine == "auto" and is_chinese(text.text):
+            # detection could not tell (too few characters) or took Chinese for Japanese, as
+            # it does for typeset Chinese at 150 dpi: Japanese has kana, Chinese none
+            return page_text(recognise(image, threads))
         return text
     return page_text(recognise(image, threads))
 
