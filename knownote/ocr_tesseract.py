@@ -123,10 +123,10 @@ def script(image: np.ndarray, dpi: int | None = None, timeout: float = 120.0) ->
 
 
 def languages_for(script_name: str | None, languages: str) -> str:
-    """The languages of `languages` that read `script_name`: those of its script for Han,
-    Japanese and Korean, the others (eng, ...) for any other script; all of them when the
-    script is unknown or none of them fits."""
-    wanted = [lang for lang in languages.split("+") if lang]
+    """The installed languages of `languages` that read `script_name`: those of its script
+    for Han, Japanese and Korean, the others (eng, ...) for any other script; all of them when
+    the script is unknown or none of them fits."""
+    wanted = [lang for lang in usable_languages(languages).split("+") if lang]
     if script_name is None:
         return languages
     if script_name in SCRIPT_LANGUAGES:
