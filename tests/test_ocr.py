@@ -277,3 +277,13 @@ def test_pdf_pages_read_at_once_come_back_in_page_order():
     reads = list(ocr_pdf_pages(list(doc), limits, "words.pdf"))
     assert [read[0] for read in reads] == words
     assert [read[1].number for read in reads] == [1, 2, 3, 4]
+
+
+@needs_tesseract("eng+chi_sim+jpn+kor")
+def test_the_page_script_picks_its_installed_languages():
+    every = "eng+chi_sim+jpn+kor+fra_not_installed"
+    assert ocr_tesseract.languages_for("Latin", every) == "eng"
+    assert ocr_tesseract.languages_for("Japanese", every) == "jpn"
+    assert ocr_tesseract.languages_for("Korean", every) == "kor"
+    assert ocr_tesseract.languages_for(None, every) == every  # unknown: all (installed) ones
+    assert ocr_tesseract.mixed(every) and not ocr_tesseract.mixed("eng+fra_not_installed")
