@@ -109,12 +109,33 @@ def read_page(
             for block in read
         ]
         text = blocks_text(blocks)
-        if mixed and engine == "auto" and is_chinese(text.text):
-            # detection could not tell (too few characters) or took Chinese for Japanese, as
-            # it does for typeset Chinese at 150 dpi: Japanese has kana, Chinese none
+        if (
+            mixed
+            and engine == "auto"
+            and (
+                is_chinese(text.text)
+                or (script not in ocr_tesseract.LATIN and _confidence(blocks) < CJK_CONFIDENCE)
+            )
+        ):
+            # detection could not tell (too few characters) or took Chinese for Japanese or
+            # Korean, as it does for some typeset Chinese pages: Japanese has kana, Chinese
+            # none, and a Chinese page read as Korean is read with low confidence
             return page_text(recognise(image, threads))
         return text
     return page_text(recognise(image, threads))
+
+
+# Below this mean confidence, a page Tesseract read as Japanese or Korean is taken to be
+# misdetected Chinese: typeset cmrc2018 pages read with jpn or kor scored 0.34-0.67, typeset
+# Japanese and Korean pages and the corpus's Korean page 0.86-0.91 (at 200 dpi).
+CJK_CONFIDENCE = 0.75
+
+
+def _confidence(blocks: Sequence[Sequence[OcrLine]]) -> float:
+    """The recogniser's confidence over the page, each line weighted by its length."""
+    lines = [line for block in blocks for line in block]
+    total = sum(len(line.text) for line in lines)
+    return sum(line.confidence * len(line.text) for line in lines) / total if total else 1.0
 
 
 def is_chinese(text: str) -> bool:

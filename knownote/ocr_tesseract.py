@@ -99,6 +99,7 @@ SCRIPT_LANGUAGES = {
     "Korean": ("kor",),
     "Hangul": ("kor",),
 }
+LATIN = frozenset({"Latin", "Cyrillic", "Greek"})  # scripts of alphabets written with spaces
 _CJK_LANGUAGES = frozenset(lang for langs in SCRIPT_LANGUAGES.values() for lang in langs)
 _SCRIPT = re.compile(r"^Script: (\S+)", re.MULTILINE)
 
