@@ -133,6 +133,8 @@ def main() -> None:
     print(f"{'set':<10}{'contexts':>9}{'questions':>10}{'born-digital':>14}{'OCR':>8}{'diff':>8}"
           f"{'OCR s/page':>12}")  # fmt: skip
     for label, dataset, cjk in (("xquad.en", en, False), ("cmrc2018", zh, True)):
+        if not dataset.questions:  # --en-contexts 0 or --zh-questions 0: that set is left out
+            continue
         r = run(dataset, cjk, args.dpi, label)
         print(
             f"{label:<10}{len(dataset.contexts):>9}{len(dataset.questions):>10}"

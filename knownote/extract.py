@@ -57,6 +57,8 @@ class OcrLimits:
     max_megapixels: int = 100
     max_pages: int = 200  # 0 switches OCR off
     threads: int = 2
+    engine: str = "auto"  # "auto", "tesseract" or "rapidocr": see ocr.engine_for
+    languages: str = "eng+chi_sim+jpn+kor"  # Tesseract's, "+"-joined (ocr.DEFAULT_LANGUAGES)
 
 
 @dataclass(frozen=True)
@@ -421,14 +423,18 @@ def _extract_pdf(
                 f"{ocr.max_pages} (setting max_ocr_pages). Split it into smaller files."
             )
         ocr_pages, refused = [], []
-        for n, index in enumerate(to_read):
-            if progress:
+        if progress and to_read:
+            progress(0, len(to_read))
+        pages = (doc.load_page(index) for index in to_read)
+        read_all = scans.ocr_pdf_pages(pages, ocr, name)
+        for n, (index, read) in enumerate(zip(to_read, read_all, strict=True), 1):
+            if isinstance(read, FileTooLarge):
+                texts[index], refused = "", [*refused, str(read)]
+            else:
+                texts[index] = read[0]
+                ocr_pages.append(read[1])
+            if progress and n < len(to_read):
                 progress(n, len(to_read))
-            try:
-                texts[index], read = scans.ocr_pdf_page(doc.load_page(index), ocr, name)
-                ocr_pages.append(read)
-            except FileTooLarge as e:
-                texts[index], refused = "", [*refused, str(e)]
         if progress and to_read:
             progress(len(to_read), len(to_read))
         total = sum(len(t) + len(PAGE_SEPARATOR) for t in texts)

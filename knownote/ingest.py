@@ -70,6 +70,8 @@ def ocr_limits(settings: Settings) -> OcrLimits:
         max_megapixels=settings.max_image_megapixels,
         max_pages=settings.max_ocr_pages,
         threads=settings.ocr_threads,
+        engine=settings.ocr_engine,
+        languages=settings.ocr_languages,
     )
 
 

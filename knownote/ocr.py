@@ -1,15 +1,21 @@
 """Page images -> recognised lines in reading order -> canonical page text with a box per character.
 
-The engine is RapidOCR (PP-OCRv4 detection and recognition models shipped inside the
-`rapidocr-onnxruntime` wheel, run by onnxruntime; no network). Its recogniser is a CTC model: each
-character it emits comes from a column of the line image, so a character's box is the line box cut
-at that column with the line's average character width (RapidOCR's `return_word_box`). Boxes are
-returned in the coordinates of the image given, as axis-aligned rectangles.
+Two engines read a page image, chosen by the `ocr_engine` setting (`engine_for`): Tesseract
+(`knownote.ocr_tesseract`; Debian's `tesseract-ocr` and its language packs), which "auto" picks
+when the program and one of the wanted languages are installed, and RapidOCR (PP-OCRv4 detection
+and recognition models shipped inside the `rapidocr-onnxruntime` wheel, run by onnxruntime; no
+network), which always installs with the project. Both give lines with a box per character, in
+the coordinates of the image given, as axis-aligned rectangles.
 
-Reading order: recursive cuts of the page along empty stripes, columns first (a vertical stripe no
-line crosses), then bands (horizontal stripes); bands whose columns line up are read as one
-multi-column region, so two columns whose lines happen to share baselines are still read column by
-column. Lines are joined with "\\n", columns and bands with "\\n\\n".
+RapidOCR's recogniser is a CTC model: each character it emits comes from a column of the line
+image, so a character's box is the line box cut at that column with the line's average character
+width (RapidOCR's `return_word_box`). Its lines are put in reading order here: recursive cuts of
+the page along empty stripes, columns first (a vertical stripe no line crosses), then bands
+(horizontal stripes); bands whose columns line up are read as one multi-column region, so two
+columns whose lines happen to share baselines are still read column by column. Tesseract's lines
+come in the order of its own layout analysis (columns, blocks, paragraphs, lines), which read the
+benchmark's two-column papers better than these cuts (benchmarks/ocr.py). Lines are joined with
+"\n", columns, bands and paragraphs with "\n\n".
 """
 
 from __future__ import annotations
@@ -24,6 +30,8 @@ from typing import Any
 
 import numpy as np
 
+from knownote import ocr_tesseract
+from knownote.errors import KnowNoteError
 from knownote.extract import _CHAR_MAP, clean_text
 
 Box = tuple[float, float, float, float]  # x0, y0, x1, y1
@@ -46,6 +54,104 @@ class OcrText:
     text: str
     boxes: tuple[Box | None, ...]
     lines: tuple[int, ...]
+
+
+ENGINES = ("auto", "tesseract", "rapidocr")
+# Tesseract's languages: English, Simplified Chinese, Japanese and Korean (those installed are
+# used; see benchmarks/ocr.py for what the mix costs English).
+DEFAULT_LANGUAGES = "eng+chi_sim+jpn+kor"
+
+
+def engine_for(setting: str = "auto", languages: str = DEFAULT_LANGUAGES) -> str:
+    """The engine that reads pages: "tesseract" or "rapidocr". "auto" is Tesseract when the
+    program and at least one of `languages` are installed, else RapidOCR."""
+    if setting not in ENGINES:
+        raise KnowNoteError(
+            f"The OCR engine {setting!r} is not known; set ocr_engine (env KNOWNOTE_OCR_ENGINE) "
+            f"to one of {', '.join(ENGINES)}."
+        )
+    if setting == "auto":
+        return "tesseract" if ocr_tesseract.available(languages) else "rapidocr"
+    return setting
+
+
+def read_page(
+    image: np.ndarray,
+    engine: str = "auto",
+    languages: str = DEFAULT_LANGUAGES,
+    dpi: int | None = None,
+    threads: int = 2,
+) -> OcrText:
+    """The canonical text of a page image, with a box per character, read by `engine`.
+
+    When Tesseract reads and `languages` cover several scripts, its script detection picks
+    the page's languages first (a page of English is read with eng alone: faster, and as
+    accurate); with "auto", a page whose script is Han is read by RapidOCR, whose Chinese is
+    far better than Tesseract's (benchmarks/ocr.py), and so is a page whose Tesseract reading
+    is Chinese (Han without kana or Hangul) whatever the detection said.
+
+    Args:
+        image: RGB (h, w, 3) uint8 pixels.
+        engine: "auto", "tesseract" or "rapidocr" (see `engine_for`).
+        languages: Tesseract's languages, "+"-joined; those not installed are left out.
+        dpi: the image's resolution when known (a rendered PDF page); Tesseract guesses it
+            from the text size otherwise.
+        threads: CPU threads of RapidOCR (Tesseract runs on one).
+    """
+    if engine_for(engine, languages) == "tesseract":
+        mixed = ocr_tesseract.mixed(languages)
+        script = ocr_tesseract.script(image, dpi) if mixed else None
+        if script == "Han" and engine == "auto":  # RapidOCR reads Chinese far better
+            return page_text(recognise(image, threads))
+        read = ocr_tesseract.read_blocks(image, ocr_tesseract.languages_for(script, languages), dpi)
+        blocks = [
+            [OcrLine(text, box, _close_gaps(text, chars), conf) for text, box, chars, conf in block]
+            for block in read
+        ]
+        text = blocks_text(blocks)
+        if (
+            mixed
+            and engine == "auto"
+            and (
+                is_chinese(text.text)
+                or (script not in ocr_tesseract.LATIN and _confidence(blocks) < CJK_CONFIDENCE)
+            )
+        ):
+            # detection could not tell (too few characters) or took Chinese for Japanese or
+            # Korean, as it does for some typeset Chinese pages: Japanese has kana, Chinese
+            # none, and a Chinese page read as Korean is read with low confidence
+            return page_text(recognise(image, threads))
+        return text
+    return page_text(recognise(image, threads))
+
+
+# Below this mean confidence, a page Tesseract read as Japanese or Korean is taken to be
+# misdetected Chinese: typeset cmrc2018 pages read with jpn or kor scored 0.34-0.67, typeset
+# Japanese and Korean pages and the corpus's Korean page 0.86-0.91 (at 200 dpi).
+CJK_CONFIDENCE = 0.75
+
+
+def _confidence(blocks: Sequence[Sequence[OcrLine]]) -> float:
+    """The recogniser's confidence over the page, each line weighted by its length."""
+    lines = [line for block in blocks for line in block]
+    total = sum(len(line.text) for line in lines)
+    return sum(line.confidence * len(line.text) for line in lines) / total if total else 1.0
+
+
+def is_chinese(text: str) -> bool:
+    """Mostly Han characters, with next to no kana or Hangul (which would make it Japanese or
+    Korean)."""
+    counts = {"han": 0, "kana": 0, "hangul": 0}
+    for ch in text:
+        if "\u3040" <= ch <= "\u30ff":
+            counts["kana"] += 1
+        elif "\uac00" <= ch <= "\ud7a3" or "\u1100" <= ch <= "\u11ff":
+            counts["hangul"] += 1
+        elif "\u4e00" <= ch <= "\u9fff" or "\u3400" <= ch <= "\u4dbf":
+            counts["han"] += 1
+    inked = sum(not ch.isspace() for ch in text)
+    other = counts["kana"] + counts["hangul"]
+    return counts["han"] >= 0.5 * max(inked, 1) and other <= 0.02 * counts["han"]
 
 
 _ENGINE_LOCK = threading.Lock()  # one recognition at a time: the engine holds its own buffers
@@ -251,13 +357,21 @@ def _clean_char(ch: str) -> str:
 
 
 def page_text(lines: Sequence[OcrLine]) -> OcrText:
-    """Canonical text of an OCR'd page and a box per character (offsets into that text)."""
+    """Canonical text of an OCR'd page and a box per character (offsets into that text), the
+    lines put in reading order by `reading_order`."""
+    return blocks_text(reading_order(lines))
+
+
+def blocks_text(blocks: Sequence[Sequence[OcrLine]]) -> OcrText:
+    """Canonical text of blocks of lines already in reading order ("\n" between lines, "\n\n"
+    between blocks) and a box per character (offsets into that text)."""
     chars: list[str] = []
     boxes: list[Box | None] = []
     line_nos: list[int] = []
     line_no = 0
-    for b, block in enumerate(reading_order(lines)):
-        for i, line in enumerate(block):
+    for block in blocks:
+        first = True
+        for line in block:
             pairs = zip(line.text, line.chars, strict=True)
             cleaned = [(c, box) for ch, box in pairs if (c := _clean_char(ch))]
             while cleaned and cleaned[0][0].isspace():
@@ -268,7 +382,7 @@ def page_text(lines: Sequence[OcrLine]) -> OcrText:
                 continue
             line_no += 1
             if chars:
-                sep = "\n\n" if i == 0 and b > 0 else "\n"
+                sep = "\n\n" if first else "\n"
                 chars.extend(sep)
                 boxes.extend([None] * len(sep))
                 line_nos.extend([line_no] * len(sep))
@@ -277,6 +391,7 @@ def page_text(lines: Sequence[OcrLine]) -> OcrText:
                     chars.append(piece)
                     boxes.append(box)
                     line_nos.append(line_no)
+            first = False
     text = "".join(chars)
     if clean_text(text) != text:  # not expected: a mark the cleaning would move; keep it exact
         text = clean_text(text)

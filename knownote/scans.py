@@ -15,7 +15,10 @@ size, so the page view treats both alike).
 from __future__ import annotations
 
 import io
-from collections.abc import Callable, Iterator
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
 
 import numpy as np
 import pymupdf
@@ -23,7 +26,7 @@ from PIL import Image, ImageOps, UnidentifiedImageError
 
 from knownote.errors import FileTooLarge, UnreadableFile
 from knownote.extract import OcrLimits, OcrProgress
-from knownote.ocr import OcrText, page_text, recognise, suspect_token_share
+from knownote.ocr import OcrText, read_page, suspect_token_share
 from knownote.store import OcrPage
 
 IMAGE_SCALE = 0.5  # page points per image pixel: an image page is shown at 144 dpi at zoom 1
@@ -80,8 +83,16 @@ def _largest_image_mb(page: pymupdf.Page) -> float:
     return largest
 
 
-def ocr_pdf_page(page: pymupdf.Page, limits: OcrLimits, name: str) -> tuple[str, OcrPage]:
-    """Render one page at the OCR resolution and read it; boxes in unrotated page points."""
+@dataclass(frozen=True)
+class _Rendered:
+    number: int  # 1-based page number
+    image: np.ndarray
+    dpi: int
+    back: pymupdf.Matrix  # image pixels -> unrotated page points
+
+
+def _render(page: pymupdf.Page, limits: OcrLimits, name: str) -> _Rendered:
+    """The page as RGB pixels at the OCR resolution (lower for a poster-sized page)."""
     decoded, allowed = _largest_image_mb(page), 3 * limits.max_megapixels  # as RGB pixels
     if decoded > allowed:
         raise FileTooLarge(
@@ -97,9 +108,43 @@ def ocr_pdf_page(page: pymupdf.Page, limits: OcrLimits, name: str) -> tuple[str,
     matrix = page.rotation_matrix * pymupdf.Matrix(zoom, zoom)
     pix = page.get_pixmap(matrix=pymupdf.Matrix(zoom, zoom), alpha=False, colorspace="rgb")
     image = np.frombuffer(pix.samples, dtype=np.uint8).reshape(pix.height, pix.width, 3)
-    read = page_text(recognise(image, limits.threads))
-    back = ~matrix
-    return read.text, _ocr_page(page.number + 1, read, lambda r: pymupdf.Rect(r) * back)
+    return _Rendered(page.number + 1, image, round(72 * zoom), ~matrix)
+
+
+def _read(rendered: _Rendered, limits: OcrLimits) -> tuple[str, OcrPage]:
+    read = read_page(rendered.image, limits.engine, limits.languages, rendered.dpi, limits.threads)
+    back = rendered.back
+    return read.text, _ocr_page(rendered.number, read, lambda r: pymupdf.Rect(r) * back)
+
+
+def ocr_pdf_page(page: pymupdf.Page, limits: OcrLimits, name: str) -> tuple[str, OcrPage]:
+    """Render one page at the OCR resolution and read it; boxes in unrotated page points."""
+    return _read(_render(page, limits, name), limits)
+
+
+def ocr_pdf_pages(
+    pages: Iterable[pymupdf.Page], limits: OcrLimits, name: str
+) -> Iterator[tuple[str, OcrPage] | FileTooLarge]:
+    """`ocr_pdf_page` of each page, in order, with up to `limits.threads` pages read at once
+    (Tesseract runs one process a page on one core; RapidOCR reads one page at a time with
+    its own threads). Pages are rendered here, one ahead of the readers, so at most
+    threads + 1 page images are held; a page over a limit gives its FileTooLarge instead."""
+    workers = max(1, limits.threads)
+    with ThreadPoolExecutor(workers, thread_name_prefix="ocr") as pool:
+        waiting: deque[Future[tuple[str, OcrPage]] | FileTooLarge] = deque()
+        for page in pages:
+            try:
+                waiting.append(pool.submit(_read, _render(page, limits, name), limits))
+            except FileTooLarge as e:
+                waiting.append(e)
+            while len(waiting) > workers or (waiting and isinstance(waiting[0], FileTooLarge)):
+                yield _result(waiting.popleft())
+        while waiting:
+            yield _result(waiting.popleft())
+
+
+def _result(item: Future[tuple[str, OcrPage]] | FileTooLarge) -> tuple[str, OcrPage] | FileTooLarge:
+    return item if isinstance(item, FileTooLarge) else item.result()
 
 
 def _ocr_page(number: int, read: OcrText, to_page: Callable[[tuple], pymupdf.Rect]) -> OcrPage:
@@ -196,7 +241,7 @@ def read_image(
         if scale < 1.0:
             small = Image.fromarray(pixels).resize((int(width * scale), int(height * scale)))
             pixels = np.asarray(small)
-        read = page_text(recognise(pixels, limits.threads))
+        read = read_page(pixels, limits.engine, limits.languages, None, limits.threads)
         factor = IMAGE_SCALE / scale
         texts.append(read.text)
         pages.append(

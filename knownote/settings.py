@@ -9,6 +9,8 @@ from pathlib import Path
 from knownote.errors import KnowNoteError
 
 DEFAULT_EMBEDDING_MODEL = "all-MiniLM-L6-v2"
+OCR_ENGINES = ("auto", "tesseract", "rapidocr")  # ocr.ENGINES
+OCR_LANGUAGES = "eng+chi_sim+jpn+kor"  # ocr.DEFAULT_LANGUAGES
 
 
 def _home() -> Path:
@@ -26,6 +28,13 @@ def _number(name: str, default: float, kind: type) -> float:
     if value <= 0:
         raise KnowNoteError(f"{name}={raw!r} must be more than 0.")
     return value
+
+
+def _choice_env(name: str, default: str, choices: tuple[str, ...]) -> str:
+    raw = os.environ.get(name) or default
+    if raw not in choices:
+        raise KnowNoteError(f"{name}={raw!r} is not one of {', '.join(choices)}; set it to one.")
+    return raw
 
 
 def _int_env(name: str, default: int) -> int:
@@ -166,9 +175,28 @@ class Settings:
             "(env KNOWNOTE_OCR_DPI)."
         },
     )
+    ocr_engine: str = field(
+        default_factory=lambda: _choice_env("KNOWNOTE_OCR_ENGINE", "auto", OCR_ENGINES),
+        metadata={
+            "help": "What reads scans and photos: auto (Tesseract when it and one of "
+            "ocr_languages are installed, else RapidOCR), tesseract or rapidocr "
+            "(env KNOWNOTE_OCR_ENGINE)."
+        },
+    )
+    ocr_languages: str = field(
+        default_factory=lambda: os.environ.get("KNOWNOTE_OCR_LANGUAGES") or OCR_LANGUAGES,
+        metadata={
+            "help": "Tesseract's languages, '+'-joined (eng, chi_sim, jpn, kor, ... as named by "
+            "its tesseract-ocr-LANG packs); those not installed are left out "
+            "(env KNOWNOTE_OCR_LANGUAGES)."
+        },
+    )
     ocr_threads: int = field(
         default_factory=lambda: int(os.environ.get("KNOWNOTE_OCR_THREADS") or 2),
-        metadata={"help": "CPU threads the OCR engine uses (env KNOWNOTE_OCR_THREADS)."},
+        metadata={
+            "help": "CPU threads OCR uses: pages of a PDF Tesseract reads at once (one process "
+            "each), or RapidOCR's threads for one page (env KNOWNOTE_OCR_THREADS)."
+        },
     )
     max_ocr_pages: int = field(
         default_factory=lambda: int(os.environ.get("KNOWNOTE_MAX_OCR_PAGES") or 200),
