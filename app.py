@@ -311,7 +311,7 @@ def main() -> None:
     st.session_state.setdefault("view", "Chat" if notebook.documents else "Sources")
     view = st.radio(
         "View",
-        ["Chat", "Sources", "Notes"],
+        ["Chat", "Sources", "Notes", "Overview"],
         key="view",
         horizontal=True,
         label_visibility="collapsed",
@@ -321,6 +321,10 @@ def main() -> None:
         from knownote.ui.sources import sources_view
 
         sources_view(store, notebook, settings, worker)
+    elif view == "Overview":
+        from knownote.ui.overview import overview_view
+
+        overview_view(store, notebook, lambda: cached_embedder(notebook.embedding_model))
     elif view == "Notes":
         from knownote.ui.notes import notes_view
 

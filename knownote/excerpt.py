@@ -46,6 +46,9 @@ STYLE = """<style>
 .kn-ocr{font-size:.65rem;font-weight:700;letter-spacing:.04em;border:1px solid #9a3412;
   color:#9a3412;border-radius:.25rem;padding:0 .25rem;margin-left:.4rem;vertical-align:1px}
 .kn-answer p{margin:0 0 .6rem 0;line-height:1.55}
+.kn-quote{margin:.3rem 0 .5rem 0;padding:.2rem .8rem;border-left:3px solid #e3c766;
+  font-size:.9rem;line-height:1.5;color:#1f2330}
+.kn-quote .kn-where{font-size:.75rem;color:rgba(49,51,63,.7);white-space:nowrap}
 .kn-answer a.kn-cite{text-decoration:none;font-weight:600;font-size:.85em;color:#1d4ed8}
 .kn-answer a.kn-cite:hover{text-decoration:underline}
 [data-testid="stCaptionContainer"]{opacity:1;color:rgba(49,51,63,.75)}
