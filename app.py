@@ -324,7 +324,9 @@ def main() -> None:
     elif view == "Overview":
         from knownote.ui.overview import overview_view
 
-        overview_view(store, notebook, lambda: cached_embedder(notebook.embedding_model))
+        overview_view(
+            store, notebook, lambda: cached_embedder(notebook.embedding_model), llm, model
+        )
     elif view == "Notes":
         from knownote.ui.notes import notes_view
 

@@ -94,6 +94,8 @@ TABLES: list[Table] = [
     Table("ocr_pages", _IN_DOCUMENTS, "document_id, page_no", refs={"document_id": "documents"}),
     Table("answer_supports", _IN_MESSAGES, "message_id, sentence, n, start",
           refs={"message_id": "messages"}, loose={"document_id": ("documents", 0)}),
+    Table("document_overviews", _IN_DOCUMENTS, "document_id", refs={"document_id": "documents"},
+          since=2),
     Table("notes", "notebook_id = ?", "id", "id", "note_ids", _NB, since=2),
     Table("note_passages", _IN_NOTES, "note_id, n", refs={"note_id": "notes"},
           loose={"passage_id": ("passages", None), "document_id": ("documents", 0)}, since=2),

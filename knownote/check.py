@@ -30,6 +30,7 @@ REFERENCES = [
     ("ocr_pages", "document_id", "documents", "id"),
     ("answer_supports", "message_id", "messages", "id"),
     ("notes", "notebook_id", "notebooks", "id"),
+    ("document_overviews", "document_id", "documents", "id"),
     ("note_passages", "note_id", "notes", "id"),
     ("note_supports", "note_id", "notes", "id"),
 ]

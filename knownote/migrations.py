@@ -367,6 +367,23 @@ def m014_document_split(db: duckdb.DuckDBPyConnection) -> None:
     db.execute("ALTER TABLE documents ADD COLUMN passage_overlap INTEGER")
 
 
+def m015_document_overviews(db: duckdb.DuckDBPyConnection) -> None:
+    # A model's overview of a document: a summary whose [n] marks point at the passages it was
+    # given (their positions in the document, in order), and three questions a reader could ask.
+    db.execute(
+        """
+        CREATE TABLE document_overviews (
+            document_id BIGINT PRIMARY KEY,
+            model VARCHAR NOT NULL,
+            summary VARCHAR NOT NULL,
+            questions VARCHAR[] NOT NULL,
+            passage_indexes INTEGER[] NOT NULL,
+            created_at TIMESTAMP NOT NULL DEFAULT current_timestamp
+        )
+        """
+    )
+
+
 MIGRATIONS: list[Migration] = [
     m001_documents_and_passages,
     m002_chats,
@@ -381,6 +398,7 @@ MIGRATIONS: list[Migration] = [
     m012_searched_rewrites,
     m013_notes,
     m014_document_split,
+    m015_document_overviews,
 ]
 
 

@@ -552,7 +552,37 @@ class Store:
         db.execute("DELETE FROM passages WHERE document_id = ?", [document_id])
         db.execute("DELETE FROM pages WHERE document_id = ?", [document_id])
         db.execute("DELETE FROM ocr_pages WHERE document_id = ?", [document_id])
+        db.execute("DELETE FROM document_overviews WHERE document_id = ?", [document_id])
         db.execute("DELETE FROM documents WHERE id = ?", [document_id])
+
+    def save_overview(
+        self,
+        document_id: int,
+        model: str,
+        summary: str,
+        questions: Sequence[str],
+        passage_indexes: Sequence[int],
+    ) -> None:
+        """Keep a model's overview of a document (replacing an earlier one)."""
+        with self.transaction() as db:
+            if not db.execute("SELECT 1 FROM documents WHERE id = ?", [document_id]).fetchone():
+                raise NotFound("That source was deleted meanwhile; its overview was not kept.")
+            db.execute("DELETE FROM document_overviews WHERE document_id = ?", [document_id])
+            db.execute(
+                "INSERT INTO document_overviews "
+                "(document_id, model, summary, questions, passage_indexes) VALUES (?, ?, ?, ?, ?)",
+                [document_id, model, summary, list(questions), list(passage_indexes)],
+            )
+
+    def overview(self, document_id: int) -> tuple[str, str, list[str], list[int]] | None:
+        """(model, summary, questions, passage indexes) of a kept overview, or None."""
+        with self.lock:
+            row = self.db.execute(
+                "SELECT model, summary, questions, passage_indexes FROM document_overviews "
+                "WHERE document_id = ?",
+                [document_id],
+            ).fetchone()
+        return None if row is None else (row[0], row[1], list(row[2]), list(row[3]))
 
     def vectors(self, document_id: int) -> np.ndarray:
         """The stored vectors of a document's passages, in passage order."""

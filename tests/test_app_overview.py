@@ -2,11 +2,29 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
-from tests.test_app import NOTES, all_html, create_notebook, home, settle, start, texts
+from streamlit.testing.v1 import AppTest
 
-__all__ = ["home"]  # the fixture
+from knownote.chats import list_chats
+from tests.ollama_standin import OllamaStandIn
+from tests.test_app import (
+    APP,
+    NOTES,
+    TIMEOUT,
+    all_html,
+    create_notebook,
+    home,
+    settle,
+    start,
+    store_for,
+    texts,
+    upload,
+)
+from tests.test_app_model import MODEL, server
+
+__all__ = ["home", "server"]  # the fixtures
 
 
 def test_the_overview_quotes_each_source(home: Path):
@@ -19,3 +37,30 @@ def test_the_overview_quotes_each_source(home: Path):
     assert "Quotes, not a summary." in texts(at)
     html = all_html(at)
     assert 'class="kn-quote"' in html and "“Dense passage retrieval encodes" in html
+
+
+def test_with_a_model_an_overview_is_written_and_its_question_asked(server: OllamaStandIn):
+    server.reply = lambda messages: (
+        "SUMMARY: The notes compare dense and keyword search [1].\n"
+        "QUESTIONS:\n- What does hybrid search combine?\n- How are passages encoded?\n"
+        "- What does keyword search rank?"
+        if "overview" in messages[0]["content"]
+        else "Hybrid search combines both rankings [1]."
+    )
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.run()
+    create_notebook(at)
+    upload(at, ("notes.txt", NOTES.encode(), "text/plain"))
+    at.radio(key="view").set_value("Overview").run()
+    at.button(key="write_overviews").click().run()
+    assert not at.exception
+    html = all_html(at)
+    assert "The notes compare dense and keyword search" in html and 'class="kn-cite"' in html
+    assert f"Written by {MODEL}" in texts(at)
+    [ask] = [b for b in at.button if b.label == "What does hybrid search combine?"]
+    ask.click().run()
+    assert not at.exception
+    assert at.radio(key="view").value == "Chat"
+    assert "Hybrid search combines both rankings" in all_html(at)
+    [chat] = list_chats(store_for(Path(os.environ["KNOWNOTE_HOME"])), 1)
+    assert chat.title == "What does hybrid search combine?"

@@ -4,9 +4,20 @@ from __future__ import annotations
 
 import pytest
 
+from knownote.check import orphan_rows
+from knownote.errors import ModelError
 from knownote.ingest import import_file
-from knownote.overview import MAX_CHARS, MIN_CHARS, central_sentences
+from knownote.llm import OllamaChat
+from knownote.overview import (
+    MAX_CHARS,
+    MIN_CHARS,
+    central_sentences,
+    load_overview,
+    parse_overview,
+    write_overview,
+)
 from tests.conftest import corpus_file
+from tests.ollama_standin import OllamaStandIn, free_port
 
 
 def imported(store, notebook, settings, embedder, relative: str) -> int:
@@ -54,3 +65,66 @@ def test_a_document_without_sentences_to_quote_has_none(store, notebook, setting
     data = b"Short.\n\nTiny.\n"
     result = import_file(store, notebook, "tiny.txt", data, settings=settings, embedder=embedder)
     assert central_sentences(store, embedder, result.document_id) == []
+
+
+# --- a model's overview -----------------------------------------------------------------------
+
+REPLY = (
+    "SUMMARY: A gravity hill is a place where a slight downhill looks uphill [1]. "
+    "The effect is an optical illusion [2][7].\n"
+    "QUESTIONS:\n- What is a gravity hill?\n- Why does the slope look uphill?\n"
+    "- Where are gravity hills found?\n- One too many?"
+)
+
+
+def test_parse_keeps_the_summary_marks_in_range_and_three_questions():
+    summary, questions = parse_overview(REPLY, 5)
+    assert summary.endswith("optical illusion [2].")  # [7] was not a passage given
+    assert questions == [
+        "What is a gravity hill?",
+        "Why does the slope look uphill?",
+        "Where are gravity hills found?",
+    ]
+
+
+def test_parse_reads_numbered_and_full_width_questions():
+    reply = "**Summary:** 关于重力坡 [1]。\n**Questions:**\n1. 什么？"
+    summary, questions = parse_overview(reply, 2)
+    assert (summary, questions) == ("关于重力坡 [1]。", ["什么？"])
+
+
+def test_parse_of_a_reply_without_the_form_keeps_its_text_and_no_questions():
+    assert parse_overview("Gravity hills are illusions [1].", 3) == (
+        "Gravity hills are illusions [1].",
+        [],
+    )
+
+
+def test_a_written_overview_is_kept_and_cites_exact_passages(store, notebook, settings, embedder):
+    document_id = imported(
+        store, notebook, settings, embedder, "docs/web_text/md_wikipedia_gravity_hill.md"
+    )
+    with OllamaStandIn(reply=REPLY) as server:
+        overview = write_overview(store, OllamaChat(server.url, 10), "llama3.2", document_id)
+        [request] = server.chats()
+    assert "[1]" in request["messages"][1]["content"]
+    assert overview.questions[0] == "What is a gravity hill?"
+    assert [p.n for p in overview.passages if p.cited] == [1, 2]
+    text = store.document_text(document_id)
+    assert all(text[p.start : p.end] == p.text for p in overview.passages)
+    assert load_overview(store, document_id) == overview
+    with OllamaStandIn(reply="SUMMARY: Hills [1].\nQUESTIONS:\n- Why?") as server:
+        again = write_overview(store, OllamaChat(server.url, 10), "llama3.2", document_id)
+    assert (again.summary, again.questions) == ("Hills [1].", ("Why?",))  # written again
+    store.delete_document(document_id)
+    assert load_overview(store, document_id) is None
+    assert orphan_rows(store.db) == {}
+
+
+def test_a_model_that_fails_keeps_no_overview(store, notebook, settings, embedder):
+    document_id = imported(
+        store, notebook, settings, embedder, "docs/web_text/md_wikipedia_gravity_hill.md"
+    )
+    with pytest.raises(ModelError):
+        write_overview(store, OllamaChat(f"http://127.0.0.1:{free_port()}", 2), "m", document_id)
+    assert load_overview(store, document_id) is None

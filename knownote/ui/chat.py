@@ -62,9 +62,10 @@ def chat_view(
         st.info("Add sources first: switch to Sources above.")
     elif not in_scope:
         st.info("Every source is switched off. Switch one on under Sources to ask questions.")
-    question = st.chat_input(
+    typed = st.chat_input(
         "Ask a question about this notebook's sources", key="question", disabled=not in_scope
     )
+    question = typed or st.session_state.pop("ask_now", None)  # a suggested question
     if question and question.strip():
         answer = answer_live(
             store,
