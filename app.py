@@ -24,7 +24,7 @@ from knownote.servers import AnswerServers, connect
 from knownote.settings import Settings
 from knownote.store import Notebook, Store
 from knownote.ui.archive import archive_sidebar
-from knownote.ui.common import ALREADY_DELETED, confirming, set_confirm
+from knownote.ui.common import ALREADY_DELETED, ask_before_deleting, set_confirm
 from knownote.ui.download import deliver
 from knownote.ui.uploads import admit_uploads, guard_uploads
 from knownote.worker import ImportWorker
@@ -156,29 +156,17 @@ def notebook_sidebar(store: Store, settings: Settings) -> Notebook | None:
             st.button(
                 "Rename", key="rename_notebook", on_click=rename_notebook, args=(store, current)
             )
-            if confirming(("notebook", current.id)):
-                st.warning(
-                    f"Delete this notebook with its {current.documents} sources and all its "
-                    "chats? This cannot be undone."
-                )
-                left, right = st.columns(2)
-                left.button(
-                    "Delete",
-                    key="confirm_delete_notebook",
-                    type="primary",
-                    on_click=remove_notebook,
-                    args=(store, current),
-                )
-                right.button(
-                    "Cancel", key="cancel_delete_notebook", on_click=set_confirm, args=(None,)
-                )
-            else:
-                st.button(
-                    "Delete notebook…",
-                    key="delete_notebook",
-                    on_click=set_confirm,
-                    args=(("notebook", current.id),),
-                )
+            ask_before_deleting(
+                st,
+                ("notebook", current.id),
+                key="notebook",
+                label="Delete notebook…",
+                warning=f"Delete this notebook with its {current.documents} sources and all its "
+                "chats? This cannot be undone.",
+                on_delete=remove_notebook,
+                args=(store, current),
+                narrow=True,
+            )
     archive_sidebar(store, settings, current)
     return current
 

@@ -17,7 +17,7 @@ from knownote.excerpt import answer_html, card_html, card_spans, escape_markdown
 from knownote.servers import AnswerServers
 from knownote.settings import Settings
 from knownote.store import Notebook, Store
-from knownote.ui.common import ALREADY_DELETED, confirming, document_text, set_confirm
+from knownote.ui.common import ALREADY_DELETED, ask_before_deleting, document_text, set_confirm
 from knownote.ui.download import prepare
 from knownote.ui.page import page_view
 
@@ -104,21 +104,15 @@ def chat_bar(store: Store, chats: dict) -> int | None:
     download.button(
         "Download Markdown", key="download_chat", on_click=download_chat, args=(store, chat_id)
     )
-    if confirming(("chat", chat_id)):
-        st.warning("Delete this chat and its answers?")
-        left, right, _ = st.columns([1, 1, 4])
-        left.button(
-            "Delete",
-            key="confirm_delete_chat",
-            type="primary",
-            on_click=remove_chat,
-            args=(store, chat_id),
-        )
-        right.button("Cancel", key="cancel_delete_chat", on_click=set_confirm, args=(None,))
-    else:
-        remove.button(
-            "Delete chat", key="delete_chat", on_click=set_confirm, args=(("chat", chat_id),)
-        )
+    ask_before_deleting(
+        remove,
+        ("chat", chat_id),
+        key="chat",
+        label="Delete chat",
+        warning="Delete this chat and its answers?",
+        on_delete=remove_chat,
+        args=(store, chat_id),
+    )
     return chat_id
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import streamlit as st
 
 from knownote.errors import KnowNoteError
@@ -27,6 +29,30 @@ def set_confirm(what: tuple[str, int] | None) -> None:
 
 def confirming(what: tuple[str, int]) -> bool:
     return st.session_state.get("confirm") == what
+
+
+def ask_before_deleting(
+    slot,
+    what: tuple[str, int],
+    *,
+    key: str,
+    label: str,
+    warning: str,
+    on_delete: Callable[..., None],
+    args: tuple,
+    narrow: bool = False,
+) -> None:
+    """A delete button (in `slot`) that asks first: once pressed, `warning` with Delete and
+    Cancel. Widget keys: delete_KEY, confirm_delete_KEY, cancel_delete_KEY."""
+    if not confirming(what):
+        slot.button(label, key=f"delete_{key}", on_click=set_confirm, args=(what,))
+        return
+    st.warning(warning)
+    left, right = st.columns(2) if narrow else st.columns([1, 1, 4])[:2]
+    left.button(
+        "Delete", key=f"confirm_delete_{key}", type="primary", on_click=on_delete, args=args
+    )
+    right.button("Cancel", key=f"cancel_delete_{key}", on_click=set_confirm, args=(None,))
 
 
 def count(n: int, noun: str) -> str:

@@ -12,7 +12,7 @@ from knownote.notes import Note
 from knownote.settings import Settings
 from knownote.store import Notebook, Store
 from knownote.ui.chat import show_answer
-from knownote.ui.common import ALREADY_DELETED, confirming, count, set_confirm
+from knownote.ui.common import ALREADY_DELETED, ask_before_deleting, count, set_confirm
 from knownote.ui.download import prepare
 from knownote.worker import ImportWorker
 
@@ -85,23 +85,15 @@ def show_note(store: Store, note: Note, settings: Settings, worker: ImportWorker
         args=(worker, note, settings),
         help="Import this note into the notebook's sources, so answers can cite it.",
     )
-    if confirming(("note", note.id)):
-        st.warning("Delete this note?")
-        left, right, _ = st.columns([1, 1, 4])
-        left.button(
-            "Delete",
-            key=f"confirm_delete_note_{note.id}",
-            type="primary",
-            on_click=remove_note,
-            args=(store, note.id),
-        )
-        right.button(
-            "Cancel", key=f"cancel_delete_note_{note.id}", on_click=set_confirm, args=(None,)
-        )
-    else:
-        remove.button(
-            "Delete", key=f"delete_note_{note.id}", on_click=set_confirm, args=(("note", note.id),)
-        )
+    ask_before_deleting(
+        remove,
+        ("note", note.id),
+        key=f"note_{note.id}",
+        label="Delete",
+        warning="Delete this note?",
+        on_delete=remove_note,
+        args=(store, note.id),
+    )
 
 
 def edit_form(store: Store, note: Note) -> None:

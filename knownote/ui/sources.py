@@ -9,7 +9,13 @@ from knownote.excerpt import escape_markdown, text_with_page_markers
 from knownote.extract import SUPPORTED
 from knownote.settings import Settings
 from knownote.store import Document, Notebook, Store
-from knownote.ui.common import ALREADY_DELETED, confirming, count, document_text, set_confirm
+from knownote.ui.common import (
+    ALREADY_DELETED,
+    ask_before_deleting,
+    count,
+    document_text,
+    set_confirm,
+)
 from knownote.ui.imports import import_panel, queue_uploads
 from knownote.worker import ImportWorker
 
@@ -106,26 +112,15 @@ def document_row(store: Store, document: Document) -> None:
             on_change=set_enabled,
             args=(store, document.id),
         )
-        if confirming(("document", document.id)):
-            st.warning("Delete this source and its passages? Answers that cite it become stale.")
-            left, right, _ = st.columns([1, 1, 4])
-            left.button(
-                "Delete",
-                key=f"confirm_delete_{document.id}",
-                type="primary",
-                on_click=delete_document,
-                args=(store, document.id),
-            )
-            right.button(
-                "Cancel", key=f"cancel_delete_{document.id}", on_click=set_confirm, args=(None,)
-            )
-        else:
-            remove.button(
-                "Delete",
-                key=f"delete_{document.id}",
-                on_click=set_confirm,
-                args=(("document", document.id),),
-            )
+        ask_before_deleting(
+            remove,
+            ("document", document.id),
+            key=str(document.id),
+            label="Delete",
+            warning="Delete this source and its passages? Answers that cite it become stale.",
+            on_delete=delete_document,
+            args=(store, document.id),
+        )
         if st.toggle("Show extracted text", key=f"show_text_{document.id}"):
             extracted_text(store, document)
 
