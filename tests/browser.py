@@ -149,6 +149,32 @@ def follow_citation(page, link):
     return target
 
 
+def new_notebook(browser, server: Server, name: str, *files: Path, import_timeout: float = 240_000):
+    """A page of the app (its dialogs watched) with a new notebook `name` holding `files`, once
+    their import is over. Returns (page, dialogs)."""
+    from playwright.sync_api import expect
+
+    page = browser.new_page(viewport={"width": 1440, "height": 1000})
+    dialogs = Dialogs()
+    dialogs.watch(page)
+    page.goto(server.url)
+    page.get_by_text("Create a notebook in the sidebar to begin.").wait_for(timeout=60_000)
+    page.get_by_label("Name").fill(name)
+    page.get_by_role("button", name="Create notebook").click()
+    expect(page.get_by_role("heading", name=name)).to_be_visible(timeout=60_000)
+    uploader = page.locator('[data-testid="stFileUploaderDropzoneInput"]')
+    uploader.set_input_files([str(f) for f in files])
+    page.get_by_text("Last import").wait_for(timeout=import_timeout)
+    return page, dialogs
+
+
+def ask(page, question: str) -> None:
+    """Type a question into the chat box and send it."""
+    box = page.get_by_placeholder("Ask a question about this notebook's sources")
+    box.fill(question)
+    box.press("Enter")
+
+
 def shot(page, name: str) -> None:
     OUTPUT.mkdir(exist_ok=True)
     page.screenshot(path=str(OUTPUT / f"{name}.png"))

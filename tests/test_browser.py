@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from knownote.store import Store
-from tests.browser import Dialogs, Server, chromium, follow_citation, shot, streamlit_server
+from tests.browser import Dialogs, Server, ask, chromium, follow_citation, shot, streamlit_server
 
 pytestmark = pytest.mark.browser
 
@@ -78,12 +78,6 @@ def set_up_notebook(page) -> None:
     expect(page.get_by_text("Use in answers")).to_have_count(2)
     shot(page, "02-sources")
     page.locator('[data-testid="stRadio"] label').filter(has_text="Chat").click()
-
-
-def ask(page, question: str) -> None:
-    box = page.get_by_placeholder("Ask a question about this notebook's sources")
-    box.fill(question)
-    box.press("Enter")
 
 
 def test_markup_in_a_document_shows_as_text(app: Running):

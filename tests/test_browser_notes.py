@@ -7,7 +7,15 @@ from pathlib import Path
 
 from knownote import notes
 from knownote.store import Store
-from tests.browser import Dialogs, chromium, follow_citation, settle, shot, streamlit_server
+from tests.browser import (
+    ask,
+    chromium,
+    follow_citation,
+    new_notebook,
+    settle,
+    shot,
+    streamlit_server,
+)
 from tests.test_browser_a11y import ANSWER_TIMEOUT, IMPORT_TIMEOUT, NOTES
 
 MINE = (
@@ -16,11 +24,9 @@ MINE = (
 )
 
 
-def ask(page, question: str) -> None:
+def ask_in_chat(page, question: str) -> None:
     page.locator('[data-testid="stRadio"] label').filter(has_text="Chat").click()
-    box = page.get_by_placeholder("Ask a question about this notebook's sources")
-    box.fill(question)
-    box.press("Enter")
+    ask(page, question)
     page.locator(".kn-card:visible").first.wait_for(timeout=ANSWER_TIMEOUT)
     settle(page)
 
@@ -31,18 +37,10 @@ def test_notes_are_kept_written_searched_edited_and_cited(tmp_path: Path):
     source = tmp_path / "tardigrades.txt"
     source.write_text(NOTES, encoding="utf-8")
     with chromium() as browser, streamlit_server(tmp_path) as server:
-        page = browser.new_page(viewport={"width": 1440, "height": 1000})
-        dialogs = Dialogs()
-        dialogs.watch(page)
-        page.goto(server.url)
-        page.get_by_text("Create a notebook in the sidebar to begin.").wait_for(timeout=60_000)
-        page.get_by_label("Name").fill("Reading")
-        page.get_by_role("button", name="Create notebook").click()
-        expect(page.get_by_role("heading", name="Reading")).to_be_visible(timeout=60_000)
-        page.locator('[data-testid="stFileUploaderDropzoneInput"]').set_input_files(str(source))
-        page.get_by_text("Last import").wait_for(timeout=IMPORT_TIMEOUT)
-
-        ask(page, "How do tardigrades survive drying out?")
+        page, dialogs = new_notebook(
+            browser, server, "Reading", source, import_timeout=IMPORT_TIMEOUT
+        )
+        ask_in_chat(page, "How do tardigrades survive drying out?")
         page.get_by_role("button", name="Save as note").click()
         expect(page.get_by_text("Kept the answer as a note")).to_be_visible(timeout=30_000)
 
@@ -75,7 +73,7 @@ def test_notes_are_kept_written_searched_edited_and_cited(tmp_path: Path):
         page.locator('[data-testid="stRadio"] label').filter(has_text="Sources").click()
         expect(page.get_by_text("✓ Note - Freezing.md")).to_be_visible(timeout=IMPORT_TIMEOUT)
 
-        ask(page, "How do water bears survive deep freezing?")
+        ask_in_chat(page, "How do water bears survive deep freezing?")
         cited = page.locator(".kn-card:visible").filter(has_text="Note - Freezing.md").first
         expect(cited).to_be_visible()
         shot(page, "notes-02-cited")

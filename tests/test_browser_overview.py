@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.browser import Dialogs, chromium, settle, shot, streamlit_server
+from tests.browser import chromium, new_notebook, settle, shot, streamlit_server
 from tests.ollama_standin import OllamaStandIn
 from tests.test_browser_a11y import ANSWER_TIMEOUT, IMPORT_TIMEOUT, NOTES
 
@@ -35,17 +35,9 @@ def test_the_overview_quotes_sources_and_asks_a_suggested_question(tmp_path: Pat
     with standin as model_server, chromium() as browser:
         env = {"OLLAMA_HOST": model_server.url} if with_model else {}
         with streamlit_server(tmp_path, **env) as server:
-            page = browser.new_page(viewport={"width": 1440, "height": 1000})
-            dialogs = Dialogs()
-            dialogs.watch(page)
-            page.goto(server.url)
-            page.get_by_text("Create a notebook in the sidebar to begin.").wait_for(timeout=60_000)
-            page.get_by_label("Name").fill("Reading")
-            page.get_by_role("button", name="Create notebook").click()
-            expect(page.get_by_role("heading", name="Reading")).to_be_visible(timeout=60_000)
-            uploader = page.locator('[data-testid="stFileUploaderDropzoneInput"]')
-            uploader.set_input_files(str(source))
-            page.get_by_text("Last import").wait_for(timeout=IMPORT_TIMEOUT)
+            page, dialogs = new_notebook(
+                browser, server, "Reading", source, import_timeout=IMPORT_TIMEOUT
+            )
 
             page.locator('[data-testid="stRadio"] label').filter(has_text="Overview").click()
             quote = page.locator(".kn-quote").first

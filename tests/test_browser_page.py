@@ -12,7 +12,7 @@ import numpy as np
 import pymupdf
 import pytest
 
-from tests.browser import Dialogs, chromium, follow_citation, shot, streamlit_server
+from tests.browser import ask, chromium, follow_citation, new_notebook, shot, streamlit_server
 
 pytestmark = pytest.mark.browser
 
@@ -35,22 +35,11 @@ def test_a_citation_leads_to_the_highlighted_page(tmp_path: Path):
     if not PDF.exists():
         pytest.skip(f"needs the shared corpus ({PDF} is absent)")
     with chromium() as browser, streamlit_server(tmp_path) as server:
-        page = browser.new_page(viewport={"width": 1440, "height": 1000})
-        dialogs = Dialogs()
-        dialogs.watch(page)
-        page.goto(server.url)
-        page.get_by_text("Create a notebook in the sidebar to begin.").wait_for(timeout=60_000)
-        page.get_by_label("Name").fill("Poems")
-        page.get_by_role("button", name="Create notebook").click()
-        expect(page.get_by_role("heading", name="Poems")).to_be_visible(timeout=60_000)
-        page.locator('[data-testid="stFileUploaderDropzoneInput"]').set_input_files(str(PDF))
-        page.get_by_text("Last import").wait_for(timeout=IMPORT_TIMEOUT)
+        page, dialogs = new_notebook(browser, server, "Poems", PDF, import_timeout=IMPORT_TIMEOUT)
         expect(page.get_by_text(f"✓ {PDF.name}: ")).to_be_visible()
         page.locator('[data-testid="stRadio"] label').filter(has_text="Chat").click()
 
-        box = page.get_by_placeholder("Ask a question about this notebook's sources")
-        box.fill("透明な幽霊の複合体とは何ですか")
-        box.press("Enter")
+        ask(page, "透明な幽霊の複合体とは何ですか")
         page.locator(".kn-card:visible").first.wait_for(timeout=ANSWER_TIMEOUT)
         pictures = page.locator('[data-testid="stImage"] img')
         expect(pictures.first).to_be_visible(timeout=60_000)

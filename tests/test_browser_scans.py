@@ -11,7 +11,7 @@ import pymupdf
 import pytest
 from PIL import Image
 
-from tests.browser import Dialogs, chromium, follow_citation, shot, streamlit_server
+from tests.browser import ask, chromium, follow_citation, new_notebook, shot, streamlit_server
 from tests.test_browser_page import ANSWER_TIMEOUT, IMPORT_TIMEOUT
 from tests.test_browser_support import colours
 
@@ -41,25 +41,14 @@ def test_a_citation_of_a_photo_is_highlighted_on_the_scan(tmp_path: Path):
     photo = tmp_path / "lighthouse.png"
     photo_of_text(photo)
     with chromium() as browser, streamlit_server(tmp_path) as server:
-        page = browser.new_page(viewport={"width": 1440, "height": 1000})
-        dialogs = Dialogs()
-        dialogs.watch(page)
-        page.goto(server.url)
-        page.get_by_text("Create a notebook in the sidebar to begin.").wait_for(timeout=60_000)
-        page.get_by_label("Name").fill("Scans")
-        page.get_by_role("button", name="Create notebook").click()
-        expect(page.get_by_role("heading", name="Scans")).to_be_visible(timeout=60_000)
-        page.locator('[data-testid="stFileUploaderDropzoneInput"]').set_input_files(str(photo))
-        page.get_by_text("Last import").wait_for(timeout=IMPORT_TIMEOUT)
+        page, dialogs = new_notebook(browser, server, "Scans", photo, import_timeout=IMPORT_TIMEOUT)
         expect(page.get_by_text(f"✓ {photo.name}: ")).to_be_visible()
         warning = "1 page read by OCR; check quotes against the page image."
         expect(page.get_by_text(warning).first).to_be_visible()
         shot(page, "scan-01-imported")
         page.locator('[data-testid="stRadio"] label').filter(has_text="Chat").click()
 
-        box = page.get_by_placeholder("Ask a question about this notebook's sources")
-        box.fill("When did the keeper ring the fog bell?")
-        box.press("Enter")
+        ask(page, "When did the keeper ring the fog bell?")
         page.locator(".kn-card:visible").first.wait_for(timeout=ANSWER_TIMEOUT)
         links = page.locator(".kn-answer a.kn-cite")
         expect(links.first).to_be_visible()

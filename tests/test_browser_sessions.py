@@ -21,7 +21,7 @@ import pytest
 
 from knownote.settings import Settings
 from knownote.store import Store
-from tests.browser import ROOT, Dialogs, Server, chromium, shot, streamlit_server
+from tests.browser import ROOT, Dialogs, Server, ask, chromium, shot, streamlit_server
 from tests.conftest import corpus_file
 from tests.invariants import assert_store_consistent, row_counts
 from tests.ollama_standin import OllamaStandIn
@@ -86,12 +86,6 @@ def upload(page, files: list[str]) -> None:
         [{"name": p.name, "mimeType": "application/octet-stream", "buffer": p.read_bytes()}
          for p in paths]
     )  # fmt: skip
-
-
-def ask(page, question: str) -> None:
-    box = page.get_by_placeholder("Ask a question about this notebook's sources")
-    box.fill(question)
-    box.press("Enter")
 
 
 def no_exceptions(page) -> None:
