@@ -72,6 +72,14 @@ class Quote:
         return " · ".join(p for p in parts if p)
 
 
+def by_centrality(vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The centre of a document's passage vectors (unit length) and the passages' positions,
+    nearest to it first."""
+    centre = vectors.mean(axis=0)
+    centre /= np.linalg.norm(centre) or 1.0
+    return centre, np.argsort(-(vectors @ centre), kind="stable")
+
+
 def central_sentences(
     store: Store, embedder: Embedder, document_id: int, n: int = QUOTES
 ) -> list[Quote]:
@@ -80,9 +88,8 @@ def central_sentences(
     passages = store.passages(document_id)
     if not len(passages) or vectors.shape[0] != len(passages):
         return []
-    centre = vectors.mean(axis=0)
-    centre /= np.linalg.norm(centre) or 1.0
-    nearest = np.argsort(-(vectors @ centre), kind="stable")[:CENTRAL_PASSAGES]
+    centre, order = by_centrality(vectors)
+    nearest = order[:CENTRAL_PASSAGES]
     pages = store.pages(document_id)
     candidates = []  # (passage rank, start, end, page)
     for rank, i in enumerate(nearest):
@@ -119,8 +126,7 @@ def central_passages(store: Store, document_id: int, k: int = WRITTEN_FROM) -> l
     vectors = store.vectors(document_id)
     if not vectors.shape[0]:
         return []
-    centre = vectors.mean(axis=0)
-    return sorted(int(i) for i in np.argsort(-(vectors @ centre), kind="stable")[:k])
+    return sorted(int(i) for i in by_centrality(vectors)[1][:k])
 
 
 def overview_passages(

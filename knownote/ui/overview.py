@@ -12,7 +12,13 @@ from knownote.cite import Answer
 from knownote.embed import Embedder
 from knownote.errors import KnowNoteError
 from knownote.excerpt import answer_html, escape_markdown
-from knownote.overview import Quote, central_sentences, load_overview, write_overview
+from knownote.overview import (
+    Overview,
+    Quote,
+    central_sentences,
+    load_overview,
+    write_overview,
+)
 from knownote.servers import AnswerServers
 from knownote.store import Document, Notebook, Store
 from knownote.ui.chat import card
@@ -44,7 +50,8 @@ def overview_view(
         return
     st.caption(LABEL)
     shown = documents[: st.session_state.get("overview_shown", SOURCES_PER_VIEW)]
-    missing = [d for d in shown if store.overview(d.id) is None]
+    written = {d.id: load_overview(store, d.id) for d in shown}
+    missing = [d for d in shown if written[d.id] is None]
     if (
         llm is not None
         and model
@@ -60,7 +67,7 @@ def overview_view(
         st.rerun()
     for document in shown:
         with st.container(border=True):
-            source_overview(store, document, embedder, llm, model)
+            source_overview(store, document, written[document.id], embedder, llm, model)
     if len(documents) > len(shown):
         st.button(
             f"Show {min(SOURCES_PER_VIEW, len(documents) - len(shown)):,} more",
@@ -72,12 +79,12 @@ def overview_view(
 def source_overview(
     store: Store,
     document: Document,
+    written: Overview | None,
     embedder: Callable[[], Embedder],
     llm: AnswerServers | None,
     model: str | None,
 ) -> None:
     st.markdown(f"**{escape_markdown(document.title)}**")
-    written = load_overview(store, document.id)
     if written is not None:
         answer = Answer(
             question=document.title,
