@@ -96,37 +96,59 @@ def add_answer(
             "VALUES (?, 'assistant', ?, ?, ?, ?, ?, ?) RETURNING id",
             [chat_id, text, model, extractive, incomplete, notice, searched],
         ).fetchone()
-        if passages:
-            db.executemany(
-                "INSERT INTO answer_passages (message_id, n, passage_id, document_id, "
-                'passage_index, start, "end", page_start, page_end, title, text, cited) '
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [
-                    [
-                        message_id,
-                        p.n,
-                        p.passage_id,
-                        p.document_id,
-                        p.passage_index,
-                        p.start,
-                        p.end,
-                        p.page_start,
-                        p.page_end,
-                        p.title,
-                        p.text,
-                        p.cited,
-                    ]
-                    for p in passages
-                ],
-            )
-        if supports:
-            db.executemany(
-                "INSERT INTO answer_supports (message_id, sentence, sentence_start, sentence_end, "
-                'n, document_id, start, "end", text, score, suggested, weak) '
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [(message_id, *astuple(s)[:11]) for s in supports],
-            )
+        insert_citations(db, "answer", message_id, passages, supports)
     return message_id
+
+
+# The tables holding what an answer (or a note kept from one) had in front of it and where each
+# sentence leans: passages and spans of an answer by message id, of a note by note id.
+CITATION_TABLES = {
+    "answer": ("answer_passages", "answer_supports", "message_id"),
+    "note": ("note_passages", "note_supports", "note_id"),
+}
+
+
+def insert_citations(
+    db: duckdb.DuckDBPyConnection,
+    owner: str,
+    key: int,
+    passages: Sequence[SourcePassage],
+    supports: Sequence[Support],
+) -> None:
+    """Store the passages and support spans of an answer or a note (`owner`, in CITATION_TABLES)
+    inside the caller's transaction."""
+    passages_table, supports_table, key_column = CITATION_TABLES[owner]
+    if passages:
+        db.executemany(
+            f"INSERT INTO {passages_table} ({key_column}, n, passage_id, document_id, title, "
+            'passage_index, start, "end", page_start, page_end, text, cited) '
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [(key, *astuple(p)[:11]) for p in passages],
+        )
+    if supports:
+        db.executemany(
+            f"INSERT INTO {supports_table} ({key_column}, sentence, sentence_start, sentence_end, "
+            'n, document_id, start, "end", text, score, suggested, weak) '
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [(key, *astuple(s)[:11]) for s in supports],
+        )
+
+
+def citations_by_key(
+    passage_rows: Sequence[tuple], support_rows: Sequence[tuple]
+) -> tuple[dict[int, tuple[SourcePassage, ...]], dict[int, tuple[Support, ...]]]:
+    """Rows read by the re-checking queries (the key, the record's fields, then whether it is
+    stale), grouped by the answer's or note's key."""
+    passages: dict[int, list[SourcePassage]] = {}
+    for row in passage_rows:
+        passages.setdefault(row[0], []).append(SourcePassage(*row[1:12], stale=bool(row[12])))
+    supports: dict[int, list[Support]] = {}
+    for row in support_rows:
+        supports.setdefault(row[0], []).append(Support(*row[1:12], stale=bool(row[12])))
+    return (
+        {k: tuple(v) for k, v in passages.items()},
+        {k: tuple(v) for k, v in supports.items()},
+    )
 
 
 def delete_chat(store: Store, chat_id: int) -> None:
@@ -231,12 +253,7 @@ def load_chat(store: Store, chat_id: int) -> list[Answer]:
         ).fetchall()
         rows = store.db.execute(_PASSAGES_SQL, [chat_id]).fetchall()
         support_rows = store.db.execute(_SUPPORTS_SQL, [chat_id]).fetchall()
-    supports: dict[int, list[Support]] = {}
-    for row in support_rows:
-        supports.setdefault(row[0], []).append(Support(*row[1:12], stale=bool(row[12])))
-    passages: dict[int, list[SourcePassage]] = {}
-    for row in rows:
-        passages.setdefault(row[0], []).append(SourcePassage(*row[1:12], stale=bool(row[12])))
+    passages, supports = citations_by_key(rows, support_rows)
     answers: list[Answer] = []
     question: str | None = None
     for message_id, role, content, model, extractive, incomplete, stored, rewrite in messages:
@@ -245,7 +262,7 @@ def load_chat(store: Store, chat_id: int) -> list[Answer]:
                 answers.append(_unanswered(question, chat_id))
             question = content
             continue
-        own = tuple(passages.get(message_id, ()))
+        own = passages.get(message_id, ())
         text, _, dropped = normalize_marks(content, len(own))
         notice = EXTRACTIVE_NOTICE if extractive else None
         if incomplete:
@@ -264,7 +281,7 @@ def load_chat(store: Store, chat_id: int) -> list[Answer]:
                 message_id=message_id,
                 dropped_marks=dropped,
                 notice=notice,
-                supports=tuple(supports.get(message_id, ())),
+                supports=supports.get(message_id, ()),
                 searched=(question or "", rewrite) if rewrite else (),
             )
         )

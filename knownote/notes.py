@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import astuple, dataclass, replace
+from dataclasses import dataclass, replace
 from datetime import datetime
 
 import duckdb
@@ -19,8 +19,10 @@ import duckdb
 from knownote.chats import (
     answer_markdown,
     chat_title,
+    citations_by_key,
     escape,
     export_markdown,
+    insert_citations,
     list_chats,
     stale_sql,
 )
@@ -80,7 +82,7 @@ def save_answer(store: Store, notebook_id: int, answer: Answer) -> int:
             "VALUES (?, ?, ?, ?, ?) RETURNING id",
             [notebook_id, chat_title(answer.question), answer.text, answer.question, answer.model],
         ).fetchone()
-        _insert_citations(db, note_id, answer.passages, answer.supports)
+        insert_citations(db, "note", note_id, answer.passages, answer.supports)
     return note_id
 
 
@@ -114,7 +116,7 @@ def edit(store: Store, note_id: int, title: str, body: str) -> None:
         )
         if note.from_answer:
             delete_citation_rows(db, [note_id])
-            _insert_citations(db, note_id, passages, supports)
+            insert_citations(db, "note", note_id, passages, supports)
 
 
 def delete(store: Store, note_id: int) -> None:
@@ -151,28 +153,6 @@ def _checked(title: str, body: str) -> tuple[str, str]:
 def _require_notebook(db: duckdb.DuckDBPyConnection, notebook_id: int) -> None:
     if not db.execute("SELECT 1 FROM notebooks WHERE id = ?", [notebook_id]).fetchone():
         raise NotFound(f"The notebook {notebook_id} was deleted; the note was not saved.")
-
-
-def _insert_citations(
-    db: duckdb.DuckDBPyConnection,
-    note_id: int,
-    passages: Sequence[SourcePassage],
-    supports: Sequence[Support],
-) -> None:
-    if passages:
-        db.executemany(
-            "INSERT INTO note_passages (note_id, n, passage_id, document_id, title, "
-            'passage_index, start, "end", page_start, page_end, text, cited) '
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [(note_id, *astuple(p)[:11]) for p in passages],
-        )
-    if supports:
-        db.executemany(
-            "INSERT INTO note_supports (note_id, sentence, sentence_start, sentence_end, n, "
-            'document_id, start, "end", text, score, suggested, weak) '
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [(note_id, *astuple(s)[:11]) for s in supports],
-        )
 
 
 # --- reading --------------------------------------------------------------------------------
@@ -224,14 +204,9 @@ def _with_citations(store: Store, rows: list[tuple]) -> list[Note]:
     with store.lock:
         passage_rows = store.db.execute(_PASSAGES_SQL, [ids]).fetchall()
         support_rows = store.db.execute(_SUPPORTS_SQL, [ids]).fetchall()
-    passages: dict[int, list[SourcePassage]] = {}
-    for row in passage_rows:
-        passages.setdefault(row[0], []).append(SourcePassage(*row[1:12], stale=bool(row[12])))
-    supports: dict[int, list[Support]] = {}
-    for row in support_rows:
-        supports.setdefault(row[0], []).append(Support(*row[1:12], stale=bool(row[12])))
+    passages, supports = citations_by_key(passage_rows, support_rows)
     return [
-        Note(*row, passages=tuple(passages.get(i, ())), supports=tuple(supports.get(i, ())))
+        Note(*row, passages=passages.get(i, ()), supports=supports.get(i, ()))
         for i, row in zip(ids, rows, strict=True)
     ]
 
