@@ -35,6 +35,7 @@ from knownote.errors import (
     UnreadableFile,
     UnsupportedFile,
 )
+from knownote.sections import Heading
 from knownote.store import OcrPage
 
 SUPPORTED = (
@@ -76,6 +77,7 @@ class Extracted:
     title: str | None
     warnings: tuple[str, ...]
     ocr_pages: tuple[OcrPage, ...] = field(default=())  # pages read by OCR, with their boxes
+    headings: tuple[Heading, ...] = field(default=())  # in text order (see sections.py)
 
 
 # ---------------------------------------------------------------- cleaning
@@ -839,6 +841,19 @@ def _html_to_text(markup: str, xml_first: bool = False) -> tuple[str, str | None
 # ---------------------------------------------------------------- text formats and entry point
 
 _MD_TITLE = re.compile(r"#\s+(.+?)(\s+#+)?\s*")
+_MD_HEADING = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.+?)(?:[ \t]+#+)?[ \t]*$")
+
+
+def _markdown_headings(text: str) -> tuple[Heading, ...]:
+    """ATX headings ("## Training") outside code fences, as ranges of their words."""
+    headings, fenced, pos = [], False, 0
+    for line in text.split("\n"):
+        if line.lstrip().startswith(("```", "~~~")):
+            fenced = not fenced
+        elif not fenced and (match := _MD_HEADING.match(line)):
+            headings.append(Heading(pos + match.start(2), pos + match.end(2), len(match.group(1))))
+        pos += len(line) + 1
+    return tuple(headings)
 
 
 def _markdown_title(text: str) -> str | None:
@@ -894,7 +909,8 @@ def extract(
         else:
             text = clean_text(payload.text)
             title = _markdown_title(text) if kind == "md" else None
-        result = Extracted(text, kind, (), title, payload.warnings)
+        headings = _markdown_headings(text) if kind == "md" else ()
+        result = Extracted(text, kind, (), title, payload.warnings, headings=headings)
     if len(result.text) > max_chars:
         raise _too_many_chars(name, max_chars)
     if not result.text.strip():

@@ -10,9 +10,10 @@ from pathlib import PurePath
 from knownote.embed import Embedder, get_embedder
 from knownote.errors import FileTooLarge, KnowNoteError, ModelError, NotFound, PasswordRequired
 from knownote.extract import OcrLimits
+from knownote.sections import section_paths
 from knownote.settings import Settings
 from knownote.split import split
-from knownote.store import NewPassage, Notebook, Page, Store, sha256_hex
+from knownote.store import Heading, NewPassage, Notebook, Page, Store, sha256_hex
 from knownote.timelimit import extract_with_time_limit
 from knownote.tokenize import term_counts
 
@@ -134,6 +135,7 @@ def import_file(
         spans = split(text, settings.passage_size, settings.passage_overlap)
         pages = [Page(p.number, p.start, p.end) for p in extracted.pages]
         starts = [p.start for p in pages]
+        sections = section_paths(text, extracted.headings, [s.start for s in spans])
         passages = [
             NewPassage(
                 start=s.start,
@@ -141,8 +143,9 @@ def import_file(
                 page_start=page_of(starts, pages, s.start),
                 page_end=page_of(starts, pages, s.end - 1),
                 terms=term_counts(text[s.start : s.end]),
+                section=section,
             )
-            for s in spans
+            for s, section in zip(spans, sections, strict=True)
         ]
         embedder = embedder or get_embedder(notebook.embedding_model)
         if embedder.name != notebook.embedding_model:
@@ -174,6 +177,7 @@ def import_file(
                     warnings=extracted.warnings,
                     ocr_pages=extracted.ocr_pages,
                     split=(settings.passage_size, settings.passage_overlap),
+                    headings=[Heading(h.start, h.end, h.level) for h in extracted.headings],
                 )
             finally:
                 store.discard_file_if_unused(digest)

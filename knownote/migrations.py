@@ -384,6 +384,22 @@ def m015_document_overviews(db: duckdb.DuckDBPyConnection) -> None:
     )
 
 
+def m016_headings_and_sections(db: duckdb.DuckDBPyConnection) -> None:
+    # A document's headings as ranges of its text (text[start:end] is the heading), and each
+    # passage's section path at its start ("3 Method › 3.2 Training"; '' before any heading).
+    db.execute(
+        """
+        CREATE TABLE headings (
+            document_id BIGINT NOT NULL,
+            start INTEGER NOT NULL,
+            "end" INTEGER NOT NULL,
+            level INTEGER NOT NULL
+        )
+        """
+    )
+    db.execute("ALTER TABLE passages ADD COLUMN section VARCHAR DEFAULT ''")
+
+
 MIGRATIONS: list[Migration] = [
     m001_documents_and_passages,
     m002_chats,
@@ -399,6 +415,7 @@ MIGRATIONS: list[Migration] = [
     m013_notes,
     m014_document_split,
     m015_document_overviews,
+    m016_headings_and_sections,
 ]
 
 

@@ -68,6 +68,7 @@ class Passage:
     page_start: int | None
     page_end: int | None
     text: str
+    section: str = ""
 
 
 @dataclass(frozen=True)
@@ -79,6 +80,14 @@ class NewPassage:
     page_start: int | None
     page_end: int | None
     terms: dict[str, int]
+    section: str = ""  # the section path at the passage's start (see sections.section_paths)
+
+
+@dataclass(frozen=True)
+class Heading:
+    start: int
+    end: int  # text[start:end] is the heading
+    level: int
 
 
 @dataclass(frozen=True)
@@ -341,6 +350,13 @@ class Store:
             raise NotFound(f"There is no document {document_id}.")
         return row[0]
 
+    def headings(self, document_id: int) -> list[Heading]:
+        rows = self._all(
+            'SELECT start, "end", level FROM headings WHERE document_id = ? ORDER BY start, level',
+            [document_id],
+        )
+        return [Heading(*row) for row in rows]
+
     def pages(self, document_id: int) -> list[Page]:
         rows = self._all(
             'SELECT page_no, start, "end" FROM pages WHERE document_id = ? ORDER BY page_no',
@@ -350,8 +366,8 @@ class Store:
 
     def passages(self, document_id: int) -> list[Passage]:
         rows = self._all(
-            'SELECT id, document_id, idx, start, "end", page_start, page_end, text FROM passages '
-            "WHERE document_id = ? ORDER BY idx",
+            'SELECT id, document_id, idx, start, "end", page_start, page_end, text, section '
+            "FROM passages WHERE document_id = ? ORDER BY idx",
             [document_id],
         )
         return [Passage(*row) for row in rows]
@@ -375,6 +391,7 @@ class Store:
         warnings: Sequence[str] = (),
         ocr_pages: Sequence[OcrPage] = (),
         split: tuple[int, int] | None = None,
+        headings: Sequence[Heading] = (),
     ) -> int | None:
         """Store a document with all its passages in one transaction.
 
@@ -420,6 +437,11 @@ class Store:
                 db.executemany(
                     'INSERT INTO pages (document_id, page_no, start, "end") VALUES (?, ?, ?, ?)',
                     [(document_id, p.number, p.start, p.end) for p in pages],
+                )
+            if headings:
+                db.executemany(
+                    'INSERT INTO headings (document_id, start, "end", level) VALUES (?, ?, ?, ?)',
+                    [(document_id, h.start, h.end, h.level) for h in headings],
                 )
             if passages:
                 self._insert_passages(db, notebook_id, document_id, text, passages, vectors, table)
@@ -483,6 +505,7 @@ class Store:
                 "page_end": pa.array([p.page_end for p in passages], pa.int32()),
                 "text": pa.array([text[p.start : p.end] for p in passages], pa.string()),
                 "n_terms": pa.array([sum(p.terms.values()) for p in passages], pa.int32()),
+                "section": pa.array([p.section for p in passages], pa.string()),
             }
         )
         term_ids, terms, counts = [], [], []
@@ -551,6 +574,7 @@ class Store:
         db.execute("DELETE FROM passage_codes WHERE document_id = ?", [document_id])
         db.execute("DELETE FROM passages WHERE document_id = ?", [document_id])
         db.execute("DELETE FROM pages WHERE document_id = ?", [document_id])
+        db.execute("DELETE FROM headings WHERE document_id = ?", [document_id])
         db.execute("DELETE FROM ocr_pages WHERE document_id = ?", [document_id])
         db.execute("DELETE FROM document_overviews WHERE document_id = ?", [document_id])
         db.execute("DELETE FROM documents WHERE id = ?", [document_id])

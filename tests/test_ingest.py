@@ -109,3 +109,16 @@ def test_page_of_finds_the_page_holding_an_offset():
     starts = [0, 12]
     assert [page_of(starts, pages, i) for i in (0, 9, 11, 12, 19)] == [1, 1, 1, 2, 2]
     assert page_of([], [], 5) is None
+
+
+def test_markdown_headings_are_kept_and_passages_know_their_section(store, notebook, settings):
+    path = corpus_file("docs/web_text/md_wikipedia_gravity_hill.md")
+    result = import_path(store, notebook, settings, path)
+    text = store.document_text(result.document_id)
+    headings = store.headings(result.document_id)
+    assert headings and headings[0].level == 1
+    assert text[headings[0].start : headings[0].end] == "Gravity hill"
+    assert all(not text[h.start : h.end].startswith("#") for h in headings)
+    sections = [p.section for p in store.passages(result.document_id)]
+    assert sections[0].startswith("Gravity hill")
+    assert any(" › " in s for s in sections)
