@@ -308,12 +308,12 @@ def main() -> None:
     if view == "Sources":
         from knownote.ui.sources import sources_view
 
-        sources_view(store, notebook, settings, worker)
+        sources_view(store, notebook, settings, worker, (llm, model) if llm and model else None)
     elif view == "Overview":
         from knownote.ui.overview import overview_view
 
         overview_view(
-            store, notebook, lambda: cached_embedder(notebook.embedding_model), llm, model
+            store, notebook, lambda: cached_embedder(notebook.embedding_model), llm, model, worker
         )
     elif view == "Notes":
         from knownote.ui.notes import notes_view

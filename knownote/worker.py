@@ -2,6 +2,7 @@
 
 DuckDB has one writer, so one worker is enough: extraction and embedding run outside the store's
 lock, and only the final transaction holds it. Questions in any notebook go on meanwhile.
+Once no import waits, it writes the overviews asked for with the imports (see `overview_after`).
 """
 
 from __future__ import annotations
@@ -9,12 +10,17 @@ from __future__ import annotations
 import atexit
 import logging
 import threading
+from collections import deque
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from knownote.embed import Embedder
-from knownote.errors import NotFound
+from knownote.errors import KnowNoteError, NotFound
 from knownote.jobs import CANCELLED, DUPLICATE, FAILED, IMPORTED, Job, JobQueue
 from knownote.settings import Settings
+
+if TYPE_CHECKING:
+    from knownote.prompts import Chat
 
 log = logging.getLogger(__name__)
 
@@ -44,6 +50,13 @@ class ImportWorker:
         self.settings = settings
         self.embedder = embedder
         self._passwords: dict[int, str] = {}  # held in memory only, never stored
+        # Overviews asked for with an import: job id -> (servers, model), then, once the document
+        # is in, (document id, servers, model) in the order imports finished. Memory only: after a
+        # restart the Overview view offers to write what is missing.
+        self._overview_models: dict[int, tuple[Chat, str]] = {}
+        self._overviews_due: deque[tuple[int, Chat, str]] = deque()
+        self._overview_writing: int | None = None
+        self.overview_errors: dict[int, str] = {}  # document id -> why its overview is missing
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -74,11 +87,39 @@ class ImportWorker:
         self.queue.requeue(job_id)
         self.wake()
 
+    def overview_after(self, job_id: int, llm: Chat, model: str) -> None:
+        """Write the overview of the job's document with `model` once it is imported and no
+        other import waits."""
+        self._overview_models[job_id] = (llm, model)
+
+    def overviews_due(self) -> set[int]:
+        """Documents whose overview is waiting to be written or being written."""
+        due = {document_id for document_id, _, _ in list(self._overviews_due)}
+        return due | ({self._overview_writing} - {None})
+
     def _loop(self) -> None:
         while not self._stop.is_set():
-            if not self.run_once():
+            if not self.run_once() and not self.write_next_overview():
                 self._wake.wait(IDLE_WAIT)
                 self._wake.clear()
+
+    def write_next_overview(self) -> bool:
+        """Write the oldest due overview (unless one was written since); False when none is due."""
+        from knownote.overview import write_overview  # here: it loads the answer libraries
+
+        try:
+            document_id, llm, model = self._overviews_due.popleft()
+        except IndexError:
+            return False
+        self._overview_writing = document_id
+        try:
+            if self.queue.store.overview(document_id) is None:
+                write_overview(self.queue.store, llm, model, document_id)
+        except KnowNoteError as e:  # a model that fails, a document deleted meanwhile
+            self.overview_errors[document_id] = str(e)
+        finally:
+            self._overview_writing = None
+        return True
 
     def run_once(self) -> bool:
         """Run the oldest queued job to its end; False when the queue was empty."""
@@ -140,6 +181,9 @@ class ImportWorker:
             self.queue.wait_for_password(job.id, wrong=password is not None)
             return
         status = {"imported": IMPORTED, "duplicate": DUPLICATE}.get(result.status, FAILED)
+        writer = self._overview_models.pop(job.id, None)
+        if writer is not None and status == IMPORTED:
+            self._overviews_due.append((result.document_id, *writer))
         self.queue.finish(
             job.id,
             status,

@@ -1,6 +1,6 @@
 """The Overview in a real browser: quotes without a model; with the Ollama stand-in (it follows
-Ollama's documented API; no Ollama server can be installed here) a written overview whose
-suggested question, clicked, is asked and answered in the chat."""
+Ollama's documented API; no Ollama server can be installed here) an overview written after the
+import by itself, whose suggested question, clicked, is asked and answered in the chat."""
 
 from __future__ import annotations
 
@@ -48,8 +48,10 @@ def test_the_overview_quotes_sources_and_asks_a_suggested_question(tmp_path: Pat
                 shot(page, "overview-01-quotes")
                 assert dialogs.messages == []
                 return
-            page.get_by_role("button", name="Write overviews").click()
+            # Written after the import, with the model chosen when the file was added.
             expect(page.get_by_text("Written by")).to_be_visible(timeout=ANSWER_TIMEOUT)
+            expect(page.get_by_role("button", name="Write overviews")).to_have_count(0)
+            assert len([c for c in model_server.chats() if "overview" in str(c)]) == 1
             expect(page.locator("a.kn-cite").first).to_be_visible()
             settle(page)
             shot(page, "overview-02-written")

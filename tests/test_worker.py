@@ -168,3 +168,46 @@ def test_after_a_restart_an_interrupted_job_imports_again(store, settings, embed
         consistent(reopened, settings)
     finally:
         reopened.close()
+
+
+def test_overviews_asked_for_are_written_once_the_imports_are_done(worker, store, notebook):
+    from knownote.llm import OllamaChat
+    from knownote.overview import load_overview
+    from tests.ollama_standin import OllamaStandIn
+    from tests.test_overview import REPLY
+
+    gravity = corpus_file("docs/web_text/md_wikipedia_gravity_hill.md").read_bytes()
+    with OllamaStandIn(reply=REPLY) as server:
+        first = worker.queue.enqueue(notebook.id, "gravity.md", gravity, 500)
+        second = worker.queue.enqueue(notebook.id, "notes.txt", NOTES, 500)
+        for job in (first, second):
+            worker.overview_after(job.id, OllamaChat(server.url, 10), "llama3.2")
+        assert worker.run_once() is True
+        document_id = worker.queue.job(first.id).document_id
+        assert worker.overviews_due() == {document_id}
+        assert worker.run_once() is True  # the next import goes first
+        assert len(worker.overviews_due()) == 2 and server.chats() == []
+        assert worker.run_once() is False
+        assert worker.write_next_overview() and worker.write_next_overview()
+        assert not worker.write_next_overview()
+        assert len(server.chats()) == 2
+    overview = load_overview(store, document_id)
+    assert overview.model == "llama3.2" and overview.questions[0] == "What is a gravity hill?"
+    assert worker.overviews_due() == set() and worker.overview_errors == {}
+
+
+def test_an_overview_the_model_cannot_write_is_said_and_the_import_stays(
+    worker, store, notebook, settings
+):
+    from knownote.llm import OllamaChat
+    from tests.ollama_standin import free_port
+
+    job = worker.queue.enqueue(notebook.id, "notes.txt", NOTES, 500)
+    worker.overview_after(job.id, OllamaChat(f"http://127.0.0.1:{free_port()}", 2), "m")
+    worker.run_once()
+    document_id = worker.queue.job(job.id).document_id
+    assert worker.write_next_overview()
+    assert worker.queue.job(job.id).status == IMPORTED
+    assert store.overview(document_id) is None
+    assert "Ollama" in worker.overview_errors[document_id]
+    consistent(store, settings)

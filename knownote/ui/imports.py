@@ -23,6 +23,7 @@ from knownote.jobs import (
     RUNNING,
     Job,
 )
+from knownote.servers import AnswerServers
 from knownote.settings import Settings
 from knownote.store import Notebook
 from knownote.ui.common import count
@@ -41,13 +42,20 @@ ACTIVE = (QUEUED, RUNNING)
 
 
 def queue_uploads(
-    worker: ImportWorker, notebook: Notebook, settings: Settings, files: list[UploadedFile]
+    worker: ImportWorker,
+    notebook: Notebook,
+    settings: Settings,
+    files: list[UploadedFile],
+    writer: tuple[AnswerServers, str] | None = None,
 ) -> None:
-    """Put uploaded files in the import queue (their bytes are kept until each job ends)."""
+    """Put uploaded files in the import queue (their bytes are kept until each job ends); with
+    a `writer` (servers, model), each new source's overview is written after the imports."""
     for file in files:
-        worker.queue.enqueue(
+        job = worker.queue.enqueue(
             notebook.id, clean_filename(file.name), file.getvalue(), settings.passage_size
         )
+        if writer is not None:
+            worker.overview_after(job.id, *writer)
     worker.wake()
     release(files)  # their bytes wait on disk now; memory holds uploads only until queued
 

@@ -22,6 +22,7 @@ from knownote.overview import (
 from knownote.servers import AnswerServers
 from knownote.store import Document, Notebook, Store
 from knownote.ui.chat import card
+from knownote.worker import ImportWorker
 
 SOURCES_PER_VIEW = 10
 LABEL = (
@@ -43,6 +44,7 @@ def overview_view(
     embedder: Callable[[], Embedder],
     llm: AnswerServers | None,
     model: str | None,
+    worker: ImportWorker | None = None,
 ) -> None:
     documents = [d for d in store.documents(notebook.id) if d.enabled]
     if not documents:
@@ -51,7 +53,9 @@ def overview_view(
     st.caption(LABEL)
     shown = documents[: st.session_state.get("overview_shown", SOURCES_PER_VIEW)]
     written = {d.id: load_overview(store, d.id) for d in shown}
-    missing = [d for d in shown if written[d.id] is None]
+    due = worker.overviews_due() if worker is not None else set()
+    errors = worker.overview_errors if worker is not None else {}
+    missing = [d for d in shown if written[d.id] is None and d.id not in due]
     if (
         llm is not None
         and model
@@ -67,7 +71,13 @@ def overview_view(
         st.rerun()
     for document in shown:
         with st.container(border=True):
+            if document.id in due:
+                st.caption("Its overview is being written after the imports; look again soon.")
+            elif written[document.id] is None and document.id in errors:
+                st.caption(f"No overview was written: {escape_markdown(errors[document.id])}")
             source_overview(store, document, written[document.id], embedder, llm, model)
+    if due & {d.id for d in shown}:
+        rerun_when_written(worker, frozenset(due))
     if len(documents) > len(shown):
         st.button(
             f"Show {min(SOURCES_PER_VIEW, len(documents) - len(shown)):,} more",
@@ -138,6 +148,13 @@ def write(store: Store, llm: AnswerServers, model: str, document: Document) -> N
         said = st.session_state.get("flash", ("error", ""))[1]
         line = f"{escape_markdown(document.title)}: {escape_markdown(str(e))}"
         st.session_state["flash"] = ("error", f"{said}\n\n{line}".strip())
+
+
+@st.fragment(run_every=2)
+def rerun_when_written(worker: ImportWorker, waiting: frozenset[int]) -> None:
+    """Show the overviews being written as soon as they are in."""
+    if not waiting & worker.overviews_due():
+        st.rerun(scope="app")
 
 
 def ask_in_chat(question: str) -> None:

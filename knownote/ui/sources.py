@@ -7,6 +7,7 @@ import streamlit as st
 from knownote.errors import NotFound
 from knownote.excerpt import escape_markdown, text_with_page_markers
 from knownote.extract import SUPPORTED
+from knownote.servers import AnswerServers
 from knownote.settings import Settings
 from knownote.store import Document, Notebook, Store
 from knownote.ui.common import (
@@ -31,8 +32,13 @@ SORTS = {
 
 
 def sources_view(
-    store: Store, notebook: Notebook, settings: Settings, worker: ImportWorker
+    store: Store,
+    notebook: Notebook,
+    settings: Settings,
+    worker: ImportWorker,
+    writer: tuple[AnswerServers, str] | None = None,
 ) -> None:
+    """`writer`: the answer servers and model that write each new source's overview."""
     round_ = st.session_state.setdefault("upload_round", 0)
     files = st.file_uploader(
         "Add sources: drop files here or browse",
@@ -41,7 +47,7 @@ def sources_view(
         help=f"{SUPPORTED}. Drop several files at once.",
     )
     if files:
-        queue_uploads(worker, notebook, settings, files)
+        queue_uploads(worker, notebook, settings, files, writer)
         st.session_state["upload_round"] = round_ + 1  # a fresh, empty uploader
         st.rerun()
 
