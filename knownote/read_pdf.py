@@ -6,17 +6,58 @@ from dataclasses import dataclass
 
 import pymupdf
 
+from knownote import pdf_headings
 from knownote.canonical import PAGE_SEPARATOR, clean_text, good_title, join_pages
 from knownote.errors import FileTooLarge, NoTextLayer, PasswordRequired, UnreadableFile
-from knownote.extracted import Extracted, OcrLimits, OcrProgress, too_many_chars
+from knownote.extracted import Extracted, OcrLimits, OcrProgress, Page, too_many_chars
+from knownote.sections import Heading
 
 # Ligatures are expanded ("ﬁ" -> "fi") so words are searchable; everything else is MuPDF's default.
 PDF_TEXT_FLAGS = pymupdf.TEXTFLAGS_TEXT & ~pymupdf.TEXT_PRESERVE_LIGATURES
 
 
-def pdf_page_text(page: pymupdf.Page) -> str:
+def pdf_page_text(page: pymupdf.Page, textpage: pymupdf.TextPage | None = None) -> str:
     """Exactly the text one PDF page contributes to the canonical text."""
+    if textpage is not None:
+        return clean_text(page.get_text("text", textpage=textpage))
     return clean_text(page.get_text("text", flags=PDF_TEXT_FLAGS))
+
+
+def pdf_headings_of(
+    doc: pymupdf.Document,
+    pages: tuple[Page, ...],
+    texts: list[str],
+    lines: list[list[pdf_headings.Line]],
+    *,
+    outline: bool = True,
+) -> tuple[Heading, ...]:
+    """The headings of a PDF as ranges of its canonical text (`texts` per page, joined as `pages`).
+
+    `lines` are the pages' text-layer lines (empty for pages read by OCR): the outline when it is
+    usable (and `outline` is on), else the type of those lines.
+    """
+    per_page = pdf_headings.outline_headings(doc, texts) if outline else None
+    if per_page is None:
+        per_page = pdf_headings.font_headings(texts, lines)
+    return tuple(
+        Heading(page.start + h.start, page.start + h.end, h.level)
+        for page, found in zip(pages, per_page, strict=True)
+        for h in found
+    )
+
+
+def pdf_lines(
+    doc: pymupdf.Document, texts: list[str], skip: set[int]
+) -> list[list[pdf_headings.Line]]:
+    """Every page's text-layer lines located in its text (none for the 0-based pages in `skip`)."""
+    lines = []
+    for index, text in enumerate(texts):
+        if index in skip or not text:
+            lines.append([])
+            continue
+        page = doc.load_page(index)
+        lines.append(pdf_headings.page_lines(page, page.get_textpage(flags=PDF_TEXT_FLAGS), text))
+    return lines
 
 
 def _open_pdf(data: bytes, name: str, password: str | None) -> pymupdf.Document:
@@ -55,17 +96,22 @@ class _Layers:
     texts: list[str]  # per page, its text layer's canonical text ("" when unreadable)
     to_read: list[int]  # 0-based indices of the pages to read by OCR
     unreadable: list[int]  # 1-based numbers of damaged pages
+    lines: list[list[pdf_headings.Line]]  # per page, its text layer's lines (for headings)
 
 
-def _read_layers(doc: pymupdf.Document) -> _Layers:
+def _read_layers(doc: pymupdf.Document, with_lines: bool = False) -> _Layers:
     """Every page's text layer, and which pages need OCR instead (see `knownote.scans`)."""
     from knownote import scans  # here: scans imports the OCR engine, which imports this module
 
-    texts, blank, layered, unreadable = [], [], [], []
+    texts, blank, layered, unreadable, lines = [], [], [], [], []
     for index in range(doc.page_count):
+        found: list[pdf_headings.Line] = []
         try:
             page = doc.load_page(index)
-            text = pdf_page_text(page)
+            textpage = page.get_textpage(flags=PDF_TEXT_FLAGS)
+            text = pdf_page_text(page, textpage)
+            if with_lines and text:
+                found = pdf_headings.page_lines(page, textpage, text)
             if scans.has_no_text_layer(page, text):
                 blank.append(index)
             elif _text_chars(text) and scans.has_invisible_layer_over_image(page):
@@ -74,9 +120,10 @@ def _read_layers(doc: pymupdf.Document) -> _Layers:
             text = ""
             unreadable.append(index + 1)
         texts.append(text)
+        lines.append(found)
     if layered and scans.noisy_layer([texts[i] for i in layered]):
         blank = sorted(blank + layered)
-    return _Layers(texts, blank, unreadable)
+    return _Layers(texts, blank, unreadable, lines)
 
 
 def pdf_pages_to_ocr(doc: pymupdf.Document) -> list[int]:
@@ -108,8 +155,8 @@ def extract_pdf(
                 f"{name} has {count} pages, more than the limit of {max_pages}. "
                 "Split it into smaller files."
             )
-        layers = _read_layers(doc)
-        texts, unreadable = layers.texts, layers.unreadable
+        layers = _read_layers(doc, with_lines=True)
+        texts, unreadable, lines = layers.texts, layers.unreadable, layers.lines
         to_read, skipped = layers.to_read, 0
         if ocr.max_pages == 0:  # OCR is switched off: those pages keep what text they have
             skipped, to_read = len(to_read), []
@@ -124,6 +171,7 @@ def extract_pdf(
         pages = (doc.load_page(index) for index in to_read)
         read_all = scans.ocr_pdf_pages(pages, ocr, name)
         for n, (index, read) in enumerate(zip(to_read, read_all, strict=True), 1):
+            lines[index] = []  # the text layer's lines are not in the text OCR read
             if isinstance(read, FileTooLarge):
                 texts[index], refused = "", [*refused, str(read)]
             else:
@@ -154,7 +202,8 @@ def extract_pdf(
             warnings.append(f"{name} was damaged and has been repaired; some text may be missing.")
         text, pages = join_pages(texts)
         title = good_title((doc.metadata or {}).get("title"))
-    return Extracted(text, "pdf", pages, title, tuple(warnings), tuple(ocr_pages))
+        headings = pdf_headings_of(doc, pages, texts, lines)
+    return Extracted(text, "pdf", pages, title, tuple(warnings), tuple(ocr_pages), headings)
 
 
 def _text_chars(text: str) -> int:
