@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Iterable
 
 from knownote.extracted import Page
+from knownote.sections import Heading
 
 PAGE_SEPARATOR = "\n\n"
 
@@ -61,3 +63,22 @@ def good_title(raw: str | None) -> str | None:
     if not title or len(title) > 300 or _JUNK_TITLE.fullmatch(title):
         return None
     return title
+
+
+def locate_headings(
+    text: str, found: Iterable[tuple[str, int]], start: int = 0, end: int | None = None
+) -> list[Heading]:
+    """Headings given by their words and level, found in that order in `text[start:end]`.
+
+    A reader knows which of its blocks are headings before the text is cleaned; cleaning moves
+    offsets, so each heading's words are cleaned the same way and searched for after the previous
+    one. Words that cannot be found (cleaning joined them with their neighbours) are left out.
+    """
+    headings, cursor = [], start
+    for words, level in found:
+        wanted = clean_text(words)
+        at = text.find(wanted, cursor, end) if wanted else -1
+        if at >= 0:
+            headings.append(Heading(at, at + len(wanted), level))
+            cursor = at + len(wanted)
+    return headings

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import zipfile
 
-from knownote.canonical import PAGE_SEPARATOR, clean_text, good_title
+from knownote.canonical import PAGE_SEPARATOR, clean_text, good_title, locate_headings
 from knownote.errors import NoTextLayer
 from knownote.extracted import Extracted, OcrLimits, OcrProgress, Page, too_many_chars
 from knownote.read_epub import extract_epub
-from knownote.read_html import html_to_text
+from knownote.read_html import html_to_text_and_headings
 from knownote.read_markdown import markdown_headings, markdown_title
 from knownote.read_office import extract_docx, extract_pptx
 from knownote.read_pdf import (
@@ -25,6 +25,7 @@ from knownote.read_pdf import (
     pdf_page_text,
     pdf_pages_to_ocr,
 )
+from knownote.sections import Heading
 from knownote.sniff import SUPPORTED, Decoded, detect_kind, display_name, sniff
 from knownote.zipcheck import check_zip
 
@@ -79,15 +80,17 @@ def extract(
         assert isinstance(payload, Decoded)
         if len(payload.text) > 4 * max_chars:  # markup or not, this cannot end up under the limit
             raise too_many_chars(name, max_chars)
+        headings: tuple[Heading, ...] = ()
         if kind == "html":
-            body, raw_title = html_to_text(
+            body, raw_title, words = html_to_text_and_headings(
                 payload.text, xml_first=payload.text.lstrip().startswith("<?xml")
             )
             text, title = clean_text(body), good_title(raw_title)
+            headings = tuple(locate_headings(text, words))
         else:
             text = clean_text(payload.text)
             title = markdown_title(text) if kind == "md" else None
-        headings = markdown_headings(text) if kind == "md" else ()
+            headings = markdown_headings(text) if kind == "md" else ()
         result = Extracted(text, kind, (), title, payload.warnings, headings=headings)
     if len(result.text) > max_chars:
         raise too_many_chars(name, max_chars)

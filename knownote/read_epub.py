@@ -8,10 +8,10 @@ from urllib.parse import unquote
 
 from lxml import etree
 
-from knownote.canonical import clean_text, good_title, join_pages
+from knownote.canonical import clean_text, good_title, join_pages, locate_headings
 from knownote.errors import FileTooLarge
 from knownote.extracted import Extracted
-from knownote.read_html import XML_PARSER, html_to_text
+from knownote.read_html import XML_PARSER, html_to_text_and_headings
 from knownote.read_office import damaged
 from knownote.sniff import ZIP_ERRORS, declared_charset, decode
 
@@ -42,7 +42,7 @@ def extract_epub(zf: zipfile.ZipFile, name: str, max_pages: int) -> Extracted:
             f"{name} has {len(spine)} chapters, more than the limit of "
             f"{max_pages}. Split it into smaller files."
         )
-    texts, missing = [], 0
+    texts, found, missing = [], [], 0
     for item in spine:
         href = unquote((item.get("href") or "").split("#")[0])
         if "html" not in (item.get("media-type") or "") and not href.endswith(("htm", "html")):
@@ -53,10 +53,17 @@ def extract_epub(zf: zipfile.ZipFile, name: str, max_pages: int) -> Extracted:
             missing += 1
             continue
         markup = decode(raw, name, declared_charset(raw)).text
-        if text := clean_text(html_to_text(markup, xml_first=True)[0]):
+        body, _, words = html_to_text_and_headings(markup, xml_first=True)
+        if text := clean_text(body):
             texts.append(text)
+            found.append(words)
     warnings = (f"{missing} chapters are missing from {name} and were skipped.",) if missing else ()
     title_el = opf.find(".//{*}metadata/{*}title")
     title = good_title("".join(title_el.itertext()) if title_el is not None else None)
     text, pages = join_pages(texts)
-    return Extracted(text, "epub", pages, title, warnings)
+    headings = [
+        heading
+        for page, words in zip(pages, found, strict=True)
+        for heading in locate_headings(text, words, page.start, page.end)
+    ]
+    return Extracted(text, "epub", pages, title, warnings, headings=tuple(headings))

@@ -24,6 +24,7 @@ _PARAGRAPH = _words(
     "figure hr address form fieldset details"
 )
 _LINE = _words("div li tr br dt dd caption figcaption summary legend option center body")
+_HEADINGS = {f"h{n}": n for n in range(1, 7)}
 _SEPARATOR_RANK = {"": 0, " | ": 1, "\n": 2, "\n\n": 3}
 _HIDDEN_STYLE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.IGNORECASE)
 _HTML_SPACE = re.compile(r"[ \t\n\f]+")
@@ -56,9 +57,22 @@ def _parse_html(markup: str, xml_first: bool) -> etree._Element | None:
 
 def html_to_text(markup: str, xml_first: bool = False) -> tuple[str, str | None]:
     """Visible text of an HTML/XHTML document (blocks become line breaks) and its title."""
+    text, title, _ = html_to_text_and_headings(markup, xml_first)
+    return text, title
+
+
+def html_to_text_and_headings(
+    markup: str, xml_first: bool = False
+) -> tuple[str, str | None, list[tuple[str, int]]]:
+    """`html_to_text`, and the words and level of each visible h1-h6 in reading order.
+
+    The words are as they appear in the text (before cleaning): see `canonical.locate_headings`.
+    """
     root = _parse_html(markup, xml_first)
     if root is None:
-        return "", None
+        return "", None, []
+    headings: list[tuple[str, int]] = []
+    heading_at: tuple[etree._Element, int] | None = None  # the open heading, where its text began
     out: list[str] = []
     pending, row_start, in_pre = "", 0, 0
 
@@ -103,9 +117,15 @@ def html_to_text(markup: str, xml_first: bool = False) -> tuple[str, str | None]
                 request("\n\n" if tag in _PARAGRAPH else "\n")
                 row_start = len(out) if tag == "tr" else row_start
             in_pre += tag in ("pre", "textarea")
+            if heading_at is None and tag in _HEADINGS:
+                heading_at = (el, len(out))
             emit(el.text)
             continue
         if not skipped:
+            if heading_at is not None and heading_at[0] is el:
+                if words := "".join(out[heading_at[1] :]).strip():
+                    headings.append((words, _HEADINGS[tag]))
+                heading_at = None
             if tag in _PARAGRAPH or tag in _LINE:
                 request("\n\n" if tag in _PARAGRAPH else "\n")
             in_pre -= tag in ("pre", "textarea")
@@ -116,4 +136,4 @@ def html_to_text(markup: str, xml_first: bool = False) -> tuple[str, str | None]
     if title_el is None:
         title_el = next(root.iter("{*}h1"), None)
     title = "".join(title_el.itertext()) if title_el is not None else None
-    return "".join(out), title
+    return "".join(out), title, headings

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import re
 from collections.abc import Iterable, Iterator
 
 import docx
@@ -13,7 +14,7 @@ from lxml import etree
 from pptx.shapes.base import BaseShape
 from pptx.shapes.group import GroupShape
 
-from knownote.canonical import clean_text, good_title, join_pages
+from knownote.canonical import clean_text, good_title, join_pages, locate_headings
 from knownote.errors import FileTooLarge, UnreadableFile, UnsupportedFile
 from knownote.extracted import Extracted
 from knownote.sniff import ZIP_ERRORS
@@ -99,15 +100,67 @@ def _docx_blocks(parent: etree._Element) -> Iterator[str]:
             yield text
 
 
+_DOCX_PARAGRAPHS = etree.XPath(
+    ".//w:p[not(ancestor::mc:Fallback or ancestor::w:txbxContent)]", namespaces=_NS
+)
+_HEADING_STYLE = re.compile(r"heading\s*([1-9])", re.IGNORECASE)
+MAX_HEADING_CHARS = 300  # a longer "heading" is a paragraph in a heading's style
+
+
+def _docx_style_levels(styles: etree._Element) -> dict[str, int]:
+    """Paragraph style id -> outline level: "Heading N" is N, "Title" 1, else its outline level."""
+    own: dict[str, int | None] = {}
+    based: dict[str, str] = {}
+    for style in styles.iterchildren(f"{_W}style"):
+        if style.get(f"{_W}type") != "paragraph" or not (sid := style.get(f"{_W}styleId")):
+            continue
+        name_el, outline = style.find("w:name", _NS), style.find("w:pPr/w:outlineLvl", _NS)
+        name = name_el.get(f"{_W}val", "") if name_el is not None else ""
+        level = None
+        if match := _HEADING_STYLE.fullmatch(name.strip()):
+            level = int(match.group(1))
+        elif name.strip().lower() == "title":
+            level = 1
+        elif outline is not None and (value := outline.get(f"{_W}val", "")).isdigit():
+            level = int(value) + 1 if int(value) < 9 else None
+        own[sid] = level
+        if (parent := style.find("w:basedOn", _NS)) is not None:
+            based[sid] = parent.get(f"{_W}val", "")
+    levels = {}
+    for sid in own:
+        at, hops = sid, 0
+        while own.get(at) is None and at in based and hops < 10:  # a style based on a heading
+            at, hops = based[at], hops + 1
+        if own.get(at) is not None:
+            levels[sid] = own[at]
+    return levels
+
+
+def _docx_headings(body: etree._Element, levels: dict[str, int]) -> Iterator[tuple[str, int]]:
+    """The words and level of each paragraph in a heading style or with an outline level."""
+    for p in _DOCX_PARAGRAPHS(body):
+        level = None
+        outline = p.find("w:pPr/w:outlineLvl", _NS)
+        style = p.find("w:pPr/w:pStyle", _NS)
+        if outline is not None and (value := outline.get(f"{_W}val", "")).isdigit():
+            level = int(value) + 1 if int(value) < 9 else None
+        elif style is not None:
+            level = levels.get(style.get(f"{_W}val", ""))
+        if level and (words := _docx_paragraph(p)).strip() and len(words) <= MAX_HEADING_CHARS:
+            yield words, level
+
+
 def extract_docx(data: bytes, name: str) -> Extracted:
     try:
         document = docx.Document(io.BytesIO(data))
         body = document.element.body
         title = good_title(document.core_properties.title)
+        levels = _docx_style_levels(document.styles.element)
     except _OFFICE_ERRORS as error:
         raise _office_error(name, "docx", error) from None
     text = clean_text("\n\n".join(_docx_blocks(body)))
-    return Extracted(text, "docx", (), title, ())
+    headings = tuple(locate_headings(text, _docx_headings(body, levels)))
+    return Extracted(text, "docx", (), title, (), headings=headings)
 
 
 def _pptx_shape_texts(shapes: Iterable[BaseShape]) -> Iterator[str]:
@@ -136,12 +189,20 @@ def extract_pptx(data: bytes, name: str, max_pages: int) -> Extracted:
             f"{name} has {len(slides)} slides, more than the limit of {max_pages}. "
             "Split it into smaller files."
         )
-    texts = []
+    texts, titles = [], []
     for slide in slides:
+        shape = slide.shapes.title
+        words = shape.text_frame.text if shape is not None and shape.has_text_frame else ""
+        titles.append([(words, 1)] if len(words) <= MAX_HEADING_CHARS else [])
         parts = [t for t in _pptx_shape_texts(slide.shapes) if t.strip()]
         notes = slide.notes_slide.notes_text_frame if slide.has_notes_slide else None
         if notes is not None and notes.text.strip():
             parts.append("Notes:\n" + notes.text)
         texts.append(clean_text("\n\n".join(parts)))
     text, pages = join_pages(texts)
-    return Extracted(text, "pptx", pages, title, ())
+    headings = [  # slide titles, each found on its slide
+        heading
+        for page, words in zip(pages, titles, strict=True)
+        for heading in locate_headings(text, words, page.start, page.end)
+    ]
+    return Extracted(text, "pptx", pages, title, (), headings=tuple(headings))
