@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import pymupdf
 
@@ -41,7 +41,7 @@ class Line:
     size: float  # the largest size a word of it is set in, to half a point
     bold: bool  # every character that is not white space is bold
     block: int  # the block it belongs to, numbered on its page
-    alone: bool  # the only line of its block
+    alone: bool  # every line of its block is bold, or it is the only line of its block
 
 
 def page_lines(page: pymupdf.Page, textpage: pymupdf.TextPage, text: str) -> list[Line]:
@@ -50,6 +50,7 @@ def page_lines(page: pymupdf.Page, textpage: pymupdf.TextPage, text: str) -> lis
     blocks = page.get_text("dict", textpage=textpage)["blocks"]
     for number, block in enumerate(blocks):
         block_lines = block.get("lines", ())
+        found = []
         for line in block_lines:
             spans = [s for s in line["spans"] if s["text"]]
             raw = "".join(s["text"] for s in spans)
@@ -71,7 +72,11 @@ def page_lines(page: pymupdf.Page, textpage: pymupdf.TextPage, text: str) -> lis
                     bold = False
             # the largest size that sets a word: "CHAPTER ONE: Creators" is a title set in two
             size = max((z for z, n in sizes.items() if n >= 2), default=sizes.most_common(1)[0][0])
-            lines.append(Line(at, cursor, size, bold, number, len(block_lines) == 1))
+            if line["dir"][0] > 0.99:  # sideways text is a margin note, never a heading
+                found.append(Line(at, cursor, size, bold, number, len(block_lines) == 1))
+        if len(found) > 1 and all(line.bold for line in found):
+            found = [replace(line, alone=True) for line in found]
+        lines.extend(found)
     return lines
 
 

@@ -55,8 +55,12 @@ def pdf_lines(
         if index in skip or not text:
             lines.append([])
             continue
-        page = doc.load_page(index)
-        lines.append(pdf_headings.page_lines(page, page.get_textpage(flags=PDF_TEXT_FLAGS), text))
+        try:
+            page = doc.load_page(index)
+            textpage = page.get_textpage(flags=PDF_TEXT_FLAGS)
+            lines.append(pdf_headings.page_lines(page, textpage, text))
+        except (pymupdf.mupdf.FzErrorBase, pymupdf.FileDataError):
+            lines.append([])  # a damaged page: its text is stored as it could be read
     return lines
 
 
