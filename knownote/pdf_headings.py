@@ -29,6 +29,9 @@ _CAPTION = re.compile(r"(fig(ure)?|table|tab|algorithm|listing|source)\.?\s*\d",
 _QUOTES = str.maketrans({"‘": "'", "’": "'", "“": '"', "”": '"', "–": "-", "—": "-"})
 BIGGER = 1.15  # a heading's type is at least this much larger than the body's, or bold
 MAX_CHARS = 150  # a longer line is a paragraph, whatever its type
+RARE_FAMILY = 0.02  # a font family with less than this share of the characters is not the body's
+_FAMILY = re.compile(r"[-,]")
+_LEADER = re.compile(r"(\.\s?){4,}|…{2,}")
 LINE_SLACK = 40  # characters of the page's text searched past the previous line for the next
 
 
@@ -42,6 +45,7 @@ class Line:
     bold: bool  # every character that is not white space is bold
     block: int  # the block it belongs to, numbered on its page
     alone: bool  # every line of its block is bold, or it is the only line of its block
+    family: str  # the font family most of its characters are set in ("ACaslon")
 
 
 def page_lines(page: pymupdf.Page, textpage: pymupdf.TextPage, text: str) -> list[Line]:
@@ -62,10 +66,12 @@ def page_lines(page: pymupdf.Page, textpage: pymupdf.TextPage, text: str) -> lis
                 continue
             cursor = at + len(wanted)
             sizes: Counter[float] = Counter()
+            families: Counter[str] = Counter()
             bold = True
             for s in spans:
                 visible = len(s["text"].strip())
                 sizes[round(s["size"] * 2) / 2] += visible
+                families[_FAMILY.split(s["font"].split("+")[-1], 1)[0]] += visible
                 if visible and not (
                     s["flags"] & pymupdf.TEXT_FONT_BOLD or _BOLD_FONT.search(s["font"])
                 ):
@@ -73,7 +79,8 @@ def page_lines(page: pymupdf.Page, textpage: pymupdf.TextPage, text: str) -> lis
             # the largest size that sets a word: "CHAPTER ONE: Creators" is a title set in two
             size = max((z for z, n in sizes.items() if n >= 2), default=sizes.most_common(1)[0][0])
             if line["dir"][0] > 0.99:  # sideways text is a margin note, never a heading
-                found.append(Line(at, cursor, size, bold, number, len(block_lines) == 1))
+                family = families.most_common(1)[0][0]
+                found.append(Line(at, cursor, size, bold, number, len(block_lines) == 1, family))
         if len(found) > 1 and all(line.bold for line in found):
             found = [replace(line, alone=True) for line in found]
         lines.extend(found)
@@ -83,24 +90,39 @@ def page_lines(page: pymupdf.Page, textpage: pymupdf.TextPage, text: str) -> lis
 def font_headings(texts: Sequence[str], lines: Sequence[Sequence[Line]]) -> list[list[Heading]]:
     """Per page, the headings its type shows, as ranges of that page's text."""
     chars: Counter[float] = Counter()
+    families: Counter[str] = Counter()
     seen: Counter[tuple] = Counter()  # running heads and feet repeat on many pages, set alike
     for text, page in zip(texts, lines, strict=True):
         for line in page:
             chars[line.size] += line.end - line.start
+            families[line.family] += line.end - line.start
         seen.update({_key(text[line.start : line.end], line) for line in page})
     if not chars:
         return [[] for _ in texts]
     body = chars.most_common(1)[0][0]
+    total = sum(families.values())
+    # a family set in few places, on lines of their own: "Recorded Music" in a book in Caslon
+    rare = {f for f, n in families.items() if n < RARE_FAMILY * total}
     found: list[list[tuple[Line, Line, int | None]]] = []
     for text, page in zip(texts, lines, strict=True):
         runs: list[tuple[Line, Line, int | None]] = []
-        for line in page:
+        for index, line in enumerate(page):
             words = text[line.start : line.end]
+            edge = index < 2 or index >= len(page) - 2  # where running heads and feet are
             depth = _depth(words)
             bigger = line.size >= body * BIGGER and line.size >= body + 1
             bold_alone = line.bold and line.size >= body and (line.alone or depth is not None)
-            repeated = len(texts) >= 4 and seen[_key(words, line)] > 2
-            if not (bigger or bold_alone) or repeated or not _looks_like_heading(words):
+            other_family = (
+                line.alone
+                and line.family in rare
+                and line.size >= body * 0.9
+                and len(words) <= 60
+                and words[:1].isupper()
+                and not words.endswith(".")
+            )
+            repeated = edge and len(texts) >= 4 and seen[_key(words, line)] > 2
+            stands_out = bigger or bold_alone or other_family
+            if not stands_out or repeated or not _looks_like_heading(words):
                 continue
             last = runs[-1][1] if runs else None
             if (
@@ -165,6 +187,8 @@ def _looks_like_heading(words: str) -> bool:
     letters = sum(ch.isalpha() for ch in words)
     return (
         letters >= 2
+        and letters * 2 >= len("".join(words.split()))  # not a formula
+        and not _LEADER.search(words)  # not a line of a table of contents
         and len(words) <= MAX_CHARS
         and not words.rstrip().endswith((",", ";", "-"))
         and not _CAPTION.match(words)
