@@ -6,7 +6,10 @@ rebuilding it, so the stored text and every offset stay exactly what they were w
 
 Without a usable outline, a line is a heading when its type stands out from the body text (the
 size with the most characters): larger, or bold on a line of its own, or numbered ("3.2 Training")
-and bold. Its level is the depth of its numbering, else the rank of its size among the headings.
+and bold, or alone in its block in a font family the body seldom uses. Lines that read like a
+formula, a caption, a line of a table of contents or a running head (the same words in the same
+type at the edge of many pages) are not headings. Its level is the depth of its numbering, else
+the rank of its size among the headings. benchmarks/headings.py measures this against outlines.
 """
 
 from __future__ import annotations
@@ -72,9 +75,7 @@ def page_lines(page: pymupdf.Page, textpage: pymupdf.TextPage, text: str) -> lis
                 visible = len(s["text"].strip())
                 sizes[round(s["size"] * 2) / 2] += visible
                 families[_FAMILY.split(s["font"].split("+")[-1], 1)[0]] += visible
-                if visible and not (
-                    s["flags"] & pymupdf.TEXT_FONT_BOLD or _BOLD_FONT.search(s["font"])
-                ):
+                if visible and not _is_bold(s):
                     bold = False
             # the largest size that sets a word: "CHAPTER ONE: Creators" is a title set in two
             size = max((z for z, n in sizes.items() if n >= 2), default=sizes.most_common(1)[0][0])
