@@ -72,12 +72,19 @@ def locate_headings(
 
     A reader knows which of its blocks are headings before the text is cleaned; cleaning moves
     offsets, so each heading's words are cleaned the same way and searched for after the previous
-    one. Words that cannot be found (cleaning joined them with their neighbours) are left out.
+    one, at the start of a line if it is there. Words that cannot be found (cleaning joined them
+    with their neighbours) are left out.
     """
     headings, cursor = [], start
     for words, level in found:
         wanted = clean_text(words)
-        at = text.find(wanted, cursor, end) if wanted else -1
+        if not wanted:
+            continue
+        # A heading begins a line: the same words inside a paragraph before it are not it.
+        at = text.find(wanted, cursor, end) if cursor == 0 else -1
+        if at != 0:
+            at = text.find("\n" + wanted, max(cursor - 1, 0), end)
+            at = at + 1 if at >= 0 else text.find(wanted, cursor, end)
         if at >= 0:
             headings.append(Heading(at, at + len(wanted), level))
             cursor = at + len(wanted)
