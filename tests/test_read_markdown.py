@@ -32,13 +32,3 @@ def test_a_real_markdown_file():
     path = corpus_file("docs/web_text/md_codeblocks.md")
     extracted = extract(path.read_bytes(), path.name)
     assert extracted.headings == (Heading(3, 15, 2), Heading(305, 316, 2))
-
-
-def test_a_heading_is_found_where_a_line_begins_not_inside_a_paragraph_before_it():
-    from knownote.canonical import locate_headings
-
-    text = "Intro\n\nThe Results here.\n\nResults\nbody"
-    assert locate_headings(text, [("Intro", 1), ("Results", 2)]) == [
-        Heading(0, 5, 1),
-        Heading(26, 33, 2),
-    ]
