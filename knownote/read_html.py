@@ -25,6 +25,8 @@ _PARAGRAPH = _words(
 )
 _LINE = _words("div li tr br dt dd caption figcaption summary legend option center body")
 _HEADINGS = {f"h{n}": n for n in range(1, 7)}
+# A wiki's "[edit]" link after each heading stays in the text but is not the heading's words.
+_EDIT_LINK = re.compile(r"\s*\[\s*edit( source)?\s*\]\s*$", re.IGNORECASE)
 _SEPARATOR_RANK = {"": 0, " | ": 1, "\n": 2, "\n\n": 3}
 _HIDDEN_STYLE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.IGNORECASE)
 _HTML_SPACE = re.compile(r"[ \t\n\f]+")
@@ -123,7 +125,8 @@ def html_to_text_and_headings(
             continue
         if not skipped:
             if heading_at is not None and heading_at[0] is el:
-                if words := "".join(out[heading_at[1] :]).strip():
+                words = _EDIT_LINK.sub("", "".join(out[heading_at[1] :])).strip()
+                if words:
                     headings.append((words, _HEADINGS[tag]))
                 heading_at = None
             if tag in _PARAGRAPH or tag in _LINE:
