@@ -35,7 +35,7 @@ from knownote.errors import DamagedArchive, DiskFull, FileTooLarge, KnowNoteErro
 from knownote.store import Store, ensure_vectors_table, sha256_hex, vectors_table
 
 FORMAT = "knownote-notebook"
-VERSION = 2  # 2: notes
+VERSION = 3  # 2: notes; 3: headings and passages.section
 MANIFEST = "manifest.json"
 MAX_MANIFEST_BYTES = 16 * 1024 * 1024
 # Deflate reaches about 1000:1 at best; real tables and documents stay far below this.
@@ -101,6 +101,8 @@ TABLES: list[Table] = [
           loose={"passage_id": ("passages", None), "document_id": ("documents", 0)}, since=2),
     Table("note_supports", _IN_NOTES, "note_id, sentence, n, start",
           refs={"note_id": "notes"}, loose={"document_id": ("documents", 0)}, since=2),
+    Table("headings", _IN_DOCUMENTS, 'document_id, start, level, "end"',
+          refs={"document_id": "documents"}, since=3),
 ]  # fmt: skip
 _BY_NAME = {t.name: t for t in TABLES}
 _ENTRY = re.compile(r"(tables/(?P<table>[a-z_]+)\.arrow|sources/(?P<sha>[0-9a-f]{64}))")

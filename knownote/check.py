@@ -33,6 +33,7 @@ REFERENCES = [
     ("document_overviews", "document_id", "documents", "id"),
     ("note_passages", "note_id", "notes", "id"),
     ("note_supports", "note_id", "notes", "id"),
+    ("headings", "document_id", "documents", "id"),
 ]
 
 
@@ -126,6 +127,14 @@ def document_problems(
         problems.append(
             f"{name}: {len(bad)} passages are not the text at their offsets (first: {bad[0]})."
         )
+    headings = db.execute(
+        'SELECT start, "end", level FROM headings WHERE document_id = ?', [document_id]
+    ).fetchall()
+    if any(
+        not (0 <= a < b <= len(text) and level >= 1 and text[a:b].strip())
+        for a, b, level in headings
+    ):
+        problems.append(f"{name}: some headings fall outside its text or hold no words.")
     if pages:
         if [p[0] for p in pages] != list(range(1, len(pages) + 1)):
             problems.append(f"{name}: its pages are not numbered 1, 2, 3, … without gaps.")

@@ -31,8 +31,8 @@ from typing import Any
 import numpy as np
 
 from knownote import ocr_tesseract
+from knownote.canonical import CHAR_MAP, clean_text
 from knownote.errors import KnowNoteError
-from knownote.extract import _CHAR_MAP, clean_text
 
 Box = tuple[float, float, float, float]  # x0, y0, x1, y1
 # A run of blank pixel columns at least this share of the line box's height is a word space.
@@ -353,7 +353,7 @@ def reading_order(lines: Sequence[OcrLine]) -> list[list[OcrLine]]:
 def _clean_char(ch: str) -> str:
     """What clean_text makes of one recognised character (the recogniser emits no controls,
     but its dictionary holds a few compatibility characters that NFC replaces)."""
-    return unicodedata.normalize("NFC", ch.translate(_CHAR_MAP))
+    return unicodedata.normalize("NFC", ch.translate(CHAR_MAP))
 
 
 def page_text(lines: Sequence[OcrLine]) -> OcrText:

@@ -25,16 +25,10 @@ import numpy as np
 import pymupdf
 from pymupdf import mupdf
 
+from knownote.canonical import BLANK_LINES, CHAR_MAP, SURROGATES, TRAILING_SPACE, clean_text
 from knownote.errors import KnowNoteError, NotFound, PageMismatch, PasswordRequired
-from knownote.extract import (
-    _BLANK_LINES,
-    _CHAR_MAP,
-    _SURROGATES,
-    _TRAILING_SPACE,
-    PDF_TEXT_FLAGS,
-    OcrLimits,
-    clean_text,
-)
+from knownote.extracted import OcrLimits
+from knownote.read_pdf import PDF_TEXT_FLAGS
 from knownote.store import Document, OcrPage, Store
 
 Box = tuple[float, float, float, float]  # x0, y0, x1, y1 in unrotated page coordinates
@@ -181,15 +175,15 @@ def _composes(chars: list[str], group: list[int], ch: str) -> bool:
 def _clean_with_boxes(raw: str, boxes: list[Box | None], lines: list[int]) -> _Chars:
     """`clean_text`, step by step, on characters that keep their boxes."""
     c = _Chars(list(raw), list(boxes), list(lines))
-    # _scrub: "\r\n" and "\r" become "\n", then the control-character map, then surrogates.
+    # canonical.scrub: "\r\n" and "\r" become "\n", then the control-character map, then surrogates.
     keep, replace = [], {}
     for i, ch in enumerate(c.chars):
         if ch == "\n" and i and c.chars[i - 1] == "\r":
             continue
-        mapped = "\n" if ch == "\r" else _CHAR_MAP.get(ord(ch), ch)
+        mapped = "\n" if ch == "\r" else CHAR_MAP.get(ord(ch), ch)
         if mapped is None:
             continue
-        if _SURROGATES.fullmatch(mapped):
+        if SURROGATES.fullmatch(mapped):
             mapped = "\ufffd"
         keep.append(i)
         if mapped != ch:
@@ -197,8 +191,8 @@ def _clean_with_boxes(raw: str, boxes: list[Box | None], lines: list[int]) -> _C
     c.keep(keep, replace)
     if not unicodedata.is_normalized("NFC", c.text):
         _nfc(c)
-    c.delete_matches(_TRAILING_SPACE)
-    c.delete_matches(_BLANK_LINES, keep_first=2)
+    c.delete_matches(TRAILING_SPACE)
+    c.delete_matches(BLANK_LINES, keep_first=2)
     text = c.text
     head = len(text) - len(text.lstrip())
     tail = len(text.rstrip())

@@ -25,7 +25,7 @@ import pymupdf
 from PIL import Image, ImageOps, UnidentifiedImageError
 
 from knownote.errors import FileTooLarge, UnreadableFile
-from knownote.extract import OcrLimits, OcrProgress
+from knownote.extracted import OcrLimits, OcrProgress
 from knownote.ocr import OcrText, read_page, suspect_token_share
 from knownote.store import OcrPage
 

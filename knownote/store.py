@@ -357,6 +357,30 @@ class Store:
         )
         return [Heading(*row) for row in rows]
 
+    def replace_headings(
+        self, document_id: int, headings: Sequence[Heading], sections: Sequence[str]
+    ) -> None:
+        """Store a document's headings and its passages' section paths (one per passage, in
+        passage order) in one transaction; the text and every offset stay as they are."""
+        with self.transaction() as db:
+            ids = [
+                row[0]
+                for row in db.execute(
+                    "SELECT id FROM passages WHERE document_id = ? ORDER BY idx", [document_id]
+                ).fetchall()
+            ]
+            if len(ids) != len(sections):
+                raise ValueError(f"{len(sections)} section paths for {len(ids)} passages")
+            db.execute("DELETE FROM headings WHERE document_id = ?", [document_id])
+            if headings:
+                db.executemany(
+                    'INSERT INTO headings (document_id, start, "end", level) VALUES (?, ?, ?, ?)',
+                    [(document_id, h.start, h.end, h.level) for h in headings],
+                )
+            changed = [(section, i) for i, section in zip(ids, sections, strict=True)]
+            if changed:
+                db.executemany("UPDATE passages SET section = ? WHERE id = ?", changed)
+
     def pages(self, document_id: int) -> list[Page]:
         rows = self._all(
             'SELECT page_no, start, "end" FROM pages WHERE document_id = ? ORDER BY page_no',

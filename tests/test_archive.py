@@ -171,6 +171,54 @@ def test_an_archive_of_format_1_still_imports(small_archive, tmp_path, fresh):
     assert {d.passage_size for d in fresh.documents(result.notebook_id)} == {None}
 
 
+def outline(store: Store, notebook_id: int) -> list[tuple[str, list[tuple], list[str]]]:
+    """Each document's headings and its passages' section paths, by file name."""
+    return [
+        (
+            d.filename,
+            [(h.start, h.end, h.level) for h in store.headings(d.id)],
+            [p.section for p in store.passages(d.id)],
+        )
+        for d in sorted(store.documents(notebook_id), key=lambda d: d.filename)
+    ]
+
+
+def test_headings_and_section_paths_round_trip(source, fresh):
+    store, notebook, small_archive = source
+    before = outline(store, notebook.id)
+    assert all(headings for _, headings, _ in before)  # Markdown, Word and PDF headings
+    assert any(s for _, _, sections in before for s in sections)
+    result = import_notebook(fresh, small_archive, max_bytes=MAX)
+    assert outline(fresh, result.notebook_id) == before
+
+
+def test_an_archive_of_format_2_imports_without_headings(small_archive, tmp_path, fresh):
+    """Format 2 had no headings and no section paths: it imports whole, with none."""
+    from tests.hostile_archives import _entries, _manifest, _put_table, _rebuild, _table
+
+    entries = _entries(small_archive.read_bytes())
+    manifest = _manifest(entries)
+    tables = {t.name: _table(entries, t.name) for t in TABLES}
+    tables["passages"] = tables["passages"].drop_columns(["section"])
+    _put_table(entries, "passages", tables["passages"])
+    del tables["headings"], entries["tables/headings.arrow"], manifest["rows"]["headings"]
+    manifest["digests"] = {
+        name: digest
+        for name, digest in digests(
+            {**tables, "headings": _table(_entries(small_archive.read_bytes()), "headings")[:0]},
+            manifest["notebook"],
+        ).items()
+        if name != "headings"
+    }
+    manifest["version"] = 2
+    archive = tmp_path / "format2.knownote"
+    archive.write_bytes(_rebuild(entries, manifest, rehash=True))
+    result = import_notebook(fresh, archive, max_bytes=MAX)
+    assert check_store(fresh) == (3, [])
+    for _, headings, sections in outline(fresh, result.notebook_id):
+        assert headings == [] and set(sections) == {""}
+
+
 def test_an_archive_over_the_size_limit_is_refused(small_archive, fresh):
     with pytest.raises(KnowNoteError, match="max_archive_mb"):
         import_notebook(fresh, small_archive, max_bytes=1000)

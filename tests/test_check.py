@@ -88,3 +88,19 @@ def test_export_and_import_notebook_commands(capsys, db_path, tmp_path):
     archive.write_bytes(archive.read_bytes()[:-100])
     code, _, err = run(capsys, "--db", other, "import-notebook", archive, "--as", "Again")
     assert code == 1 and "Nothing was imported" in err and "Traceback" not in err
+
+
+def test_check_names_headings_outside_the_text_and_orphan_headings(capsys, db_path):
+    imported(capsys, db_path)
+    store = Store.open(db_path)
+    try:
+        first = store.documents(store.notebooks()[0].id)[0]
+        assert store.headings(first.id)  # md_codeblocks.md has two "##" headings
+        store.db.execute('UPDATE headings SET "end" = 10000000 WHERE document_id = ?', [first.id])
+        store.db.execute("INSERT INTO headings VALUES (4242, 0, 1, 1)")
+    finally:
+        store.close()
+    code, out, _ = run(capsys, "--db", db_path, "check")
+    assert code == 1
+    assert "some headings fall outside its text or hold no words" in out
+    assert "1 rows of headings.document_id point at nothing" in out

@@ -28,3 +28,23 @@ def test_the_storage_layer_imports_only_storage():
 def test_migrations_depend_on_nothing_that_can_change():
     # A shipped migration must write what it wrote when it shipped: SQL, or a frozen copy.
     assert knownote_imports("migrations") == set()
+
+
+def private_imports(module: str) -> set[str]:
+    """Names starting with "_" that a module imports from another knownote module."""
+    tree = ast.parse((PACKAGE / f"{module}.py").read_text(encoding="utf-8"))
+    return {
+        f"{node.module}.{alias.name}"
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("knownote")
+        for alias in node.names
+        if alias.name.startswith("_")
+    }
+
+
+def test_reading_files_shares_its_rules_by_public_names():
+    # The canonical-text rules live in canonical.py; pdfpage.py and ocr.py replay them.
+    readers = [p.stem for p in PACKAGE.glob("read_*.py")]
+    modules = ["extract", "canonical", "sniff", "zipcheck", "pdfpage", "ocr", "scans", *readers]
+    assert {m: private_imports(m) for m in modules} == {m: set() for m in modules}
+    assert knownote_imports("canonical") <= {"extracted", "sections", "store"}
