@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import pymupdf
 
-from knownote import pdf_headings
+from knownote import pdf_headings, scans
 from knownote.canonical import PAGE_SEPARATOR, clean_text, good_title, join_pages
 from knownote.errors import FileTooLarge, NoTextLayer, PasswordRequired, UnreadableFile
 from knownote.extracted import Extracted, OcrLimits, OcrProgress, Page, too_many_chars
@@ -105,7 +105,6 @@ class _Layers:
 
 def _read_layers(doc: pymupdf.Document, with_lines: bool = False) -> _Layers:
     """Every page's text layer, and which pages need OCR instead (see `knownote.scans`)."""
-    from knownote import scans  # here: scans imports the OCR engine, which imports this module
 
     texts, blank, layered, unreadable, lines = [], [], [], [], []
     for index in range(doc.page_count):
@@ -150,7 +149,6 @@ def extract_pdf(
     ocr: OcrLimits,
     progress: OcrProgress | None,
 ) -> Extracted:
-    from knownote import scans  # here: scans imports the OCR engine, which imports this module
 
     with _open_pdf(data, name, password) as doc:
         count = doc.page_count
@@ -217,7 +215,6 @@ def _text_chars(text: str) -> int:
 def extract_image(
     data: bytes, name: str, max_chars: int, ocr: OcrLimits, progress: OcrProgress | None
 ) -> Extracted:
-    from knownote import scans  # here: scans imports the OCR engine, which imports this module
 
     texts, ocr_pages = scans.read_image(data, name, ocr, progress)
     if not any(texts):
