@@ -139,9 +139,14 @@ def rank(
     return hybrid_scores(store, scope, query, vector, k)
 
 
-# Passages re-ranked exactly after the pass over the codes. Measured at 100k passages (200 real
-# questions): 400 give the exact top 10 for 89% of queries, 1000 for 97%, 2000 for 99.5%.
-EXACT_CANDIDATES = 2000
+# Passages re-ranked exactly after the pass over the codes: EXACT_CANDIDATES plus one for every
+# CANDIDATES_PER passages of the scope. Fetching the candidates' vectors is most of a vector
+# query at 100k passages (the pass over the codes ~3 ms, the re-rank of 2,000 ~4 ms), so the
+# count grows with the scope rather than staying at the most a million passages need. Measured
+# on benchmarks/search.py's vectors: at 100k, 1,000 candidates gave the exact top 10 for 198/200
+# questions, as 2,000 did (500: 194); at 1M, 2,000 gave 59/60 and 4,000 60/60.
+EXACT_CANDIDATES = 1000
+CANDIDATES_PER = 330
 # Each ranking contributes this many candidates to a hybrid search.
 FUSION_DEPTH = 50
 # Passage vectors sampled to estimate the distribution of vector scores in a large scope.
@@ -175,8 +180,8 @@ def vector_scores(
 ) -> list[tuple[int, float]]:
     """Cosine similarity (stored vectors are normalised), best first.
 
-    A scan over the compact codes picks the EXACT_CANDIDATES nearest by Hamming distance; those
-    are re-ranked by their exact inner product. `documents` is the scope's
+    A scan over the compact codes picks the nearest by Hamming distance (see EXACT_CANDIDATES);
+    those are re-ranked by their exact inner product. `documents` is the scope's
     `narrower_than_notebook` when the caller already has it.
     """
     dim = int(vector.shape[0])
@@ -187,6 +192,8 @@ def vector_scores(
         documents = scope.narrower_than_notebook(store)
     if documents == []:
         return []
+    n, _ = scope_facts(store, scope).bm25(store, scope)
+    candidates = max(EXACT_CANDIDATES + n // CANDIDATES_PER, 4 * k)
     where, params = "c.notebook_id = ?", [scope.notebook_id]
     if documents is not None:
         where += " AND list_contains(?::BIGINT[], c.document_id)"
@@ -195,6 +202,8 @@ def vector_scores(
     with store.lock, _no_vectors_yet():
         # No tie-break on the Hamming distance (it cost ~1 ms at 100k): which of several
         # equally distant passages at the cut-off gets re-ranked is left to DuckDB.
+        # The query vector is a one-row CTE: as a parameter in the select list it was cast
+        # again for every chunk of candidates (~1 ms of 2,000).
         rows = store.db.execute(
             f"""
             WITH candidates AS (
@@ -202,14 +211,15 @@ def vector_scores(
                 WHERE {where}
                 ORDER BY {_HAMMING}
                 LIMIT ?
-            )
-            SELECT v.passage_id, array_inner_product(v.embedding, ?::FLOAT[{dim}]) AS score
-            FROM {table} v
+            ),
+            query AS (SELECT ?::FLOAT[{dim}] AS embedding)
+            SELECT v.passage_id, array_inner_product(v.embedding, query.embedding) AS score
+            FROM {table} v, query
             WHERE v.passage_id IN (SELECT passage_id FROM candidates)
             ORDER BY score DESC, v.passage_id
             LIMIT ?
             """,
-            [*params, *code, max(EXACT_CANDIDATES, 4 * k), query_vector.tolist(), k],
+            [*params, *code, candidates, query_vector.tolist(), k],
         ).fetchall()
     return [(int(pid), float(score)) for pid, score in rows]
 
