@@ -384,6 +384,15 @@ def m015_document_overviews(db: duckdb.DuckDBPyConnection) -> None:
     )
 
 
+def m020_sorted_terms(db: duckdb.DuckDBPyConnection) -> None:
+    # How many rows of passage_terms were last rewritten in term order (by
+    # Store.sort_terms_when_due): a keyword search reads only the row groups whose min/max
+    # term key can hold its terms, so rows added since (the unsorted tail) are all read.
+    # Zero for a database made before: its rows are sorted at the next import that finds them.
+    db.execute("CREATE TABLE sorted_terms (sorted_rows BIGINT NOT NULL)")
+    db.execute("INSERT INTO sorted_terms VALUES (0)")
+
+
 MIGRATIONS: list[Migration] = [
     m001_documents_and_passages,
     m002_chats,
@@ -399,6 +408,7 @@ MIGRATIONS: list[Migration] = [
     m013_notes,
     m014_document_split,
     m015_document_overviews,
+    m020_sorted_terms,
 ]
 
 

@@ -163,3 +163,7 @@ def test_term_keys_are_added_to_terms_stored_before_them(tmp_path, monkeypatch):
     assert len({key for _, key in keys}) == 2 and all(key is not None for _, key in keys)
     assert [pid for pid, _ in keyword_scores(store, Scope(1), "cat", 5)] == [5]
     store.close()
+
+
+def test_terms_of_a_database_made_before_count_as_unsorted(store):
+    assert store.db.execute("SELECT sorted_rows FROM sorted_terms").fetchall() == [(0,)]
