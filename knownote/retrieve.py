@@ -436,18 +436,26 @@ def _unit(vector: np.ndarray) -> np.ndarray:
     return v / (float(np.linalg.norm(v)) or 1.0)
 
 
+INDEX_LOOKUPS = 64  # above this many hits, one scan of the passages beats the lookups
+
+
 def fetch_hits(store: Store, ranked: list[tuple[int, float]]) -> list[Hit]:
     """Load the passages behind ranked ids, keeping the ranking's order."""
     if not ranked:
         return []
     ids = [pid for pid, _ in ranked]
+    if len(ids) <= INDEX_LOOKUPS:
+        # One lookup in the primary key's index per passage: at 100k passages the semi-join
+        # (which scans the table) took ~3x longer for 8 hits, list_contains ~12x.
+        source = "(" + " UNION ALL ".join(["SELECT * FROM passages WHERE id = ?"] * len(ids)) + ")"
+        params: list[object] = ids
+    else:
+        source, params = "(SELECT * FROM passages WHERE id IN (SELECT unnest(?::BIGINT[])))", [ids]
     with store.lock:
         rows = store.db.execute(
             'SELECT p.id, p.document_id, d.title, p.idx, p.start, p."end", p.page_start, '
-            "p.page_end, p.text FROM passages p JOIN documents d ON d.id = p.document_id "
-            # A semi-join: list_contains over every passage id cost ~4x more at 100k.
-            "WHERE p.id IN (SELECT unnest(?::BIGINT[]))",
-            [ids],
+            f"p.page_end, p.text FROM {source} p JOIN documents d ON d.id = p.document_id",
+            params,
         ).fetchall()
     by_id = {row[0]: row for row in rows}
     hits = []

@@ -256,3 +256,16 @@ def test_terms_are_sorted_once_enough_unsorted_rows_arrived(
     assert [pid for pid, _ in hits] == [
         p.id for p in store.passages(store.documents(notebook.id)[-1].id)
     ]
+
+
+def test_hits_are_fetched_in_ranking_order_by_lookups_or_by_one_scan(
+    store, notebook, docs, monkeypatch
+):
+    from knownote import retrieve
+
+    ids = [p.id for d in reversed(docs.values()) for p in store.passages(d)]
+    ranked = [(pid, float(i)) for i, pid in enumerate(ids)]
+    by_lookups = retrieve.fetch_hits(store, ranked)
+    monkeypatch.setattr(retrieve, "INDEX_LOOKUPS", 1)
+    assert retrieve.fetch_hits(store, ranked) == by_lookups
+    assert [h.passage_id for h in by_lookups] == ids
