@@ -109,3 +109,16 @@ def test_page_of_finds_the_page_holding_an_offset():
     starts = [0, 12]
     assert [page_of(starts, pages, i) for i in (0, 9, 11, 12, 19)] == [1, 1, 1, 2, 2]
     assert page_of([], [], 5) is None
+
+
+def test_an_import_sorts_the_keyword_rows_once_enough_arrived(
+    store, notebook, settings, monkeypatch
+):
+    from knownote import store as store_module
+
+    monkeypatch.setattr(store_module, "UNSORTED_TERMS_MIN", 1)
+    import_path(store, notebook, settings, corpus_file("docs/web_text/md_codeblocks.md"))
+    total = store.db.execute("SELECT count(*) FROM passage_terms").fetchone()[0]
+    assert store.db.execute("SELECT sorted_rows FROM sorted_terms").fetchone() == (total,)
+    order = store.db.execute("SELECT term_key FROM passage_terms ORDER BY rowid").fetchall()
+    assert order == sorted(order)
