@@ -13,7 +13,7 @@ matrix product and top-k over the same vectors in memory) in the same run with h
 the resident memory of the process after opening and searching (before numpy's matrix is
 loaded; the build's peak is reset first).
 
-    nice .venv/bin/python benchmarks/scale.py [--size 1000000] [--queries 100] [--keep DIR]
+    nice .venv/bin/python benchmarks/scale.py [--size N] [--queries 100] [--keep DIR [--reuse]]
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from search import build, corpus_passages, synthetic
+from search import STEPS, build, corpus_passages, hybrid_steps, synthetic
 
 from knownote.embed import get_embedder
 from knownote.retrieve import Scope, search, vector_scores
@@ -58,6 +58,7 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=100)
     parser.add_argument("--base", type=int, default=1500, help="real passages embedded")
     parser.add_argument("--build-memory", default="4GB", help="DuckDB's memory limit to build")
+    parser.add_argument("--reuse", action="store_true", help="search the --keep database again")
     parser.add_argument("--keep", type=Path, help="build the database in this folder and keep it")
     args = parser.parse_args()
     rng = np.random.default_rng(0)
@@ -70,17 +71,19 @@ def main() -> None:
     folder = args.keep or Path(tempfile.mkdtemp(prefix="knownote-scale-"))
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"scale-{args.size}.duckdb"
-    path.unlink(missing_ok=True)
-    vectors, origin = synthetic(base, args.size, rng)
-    t0 = time.perf_counter()
-    store, notebook = build(path, vectors, origin, texts, 384, args.build_memory)
-    built = time.perf_counter() - t0
-    store.close()
+    if args.reuse and path.exists():
+        print(f"reusing {path} (built by an earlier run)")
+    else:
+        path.unlink(missing_ok=True)
+        vectors, origin = synthetic(base, args.size, rng)
+        t0 = time.perf_counter()
+        store, _ = build(path, vectors, origin, texts, 384, args.build_memory)
+        built = time.perf_counter() - t0
+        store.close()
+        print(f"built in {built:.0f} s (keyword rows sorted included)")
+        del vectors
     size = path.stat().st_size
-    print(f"built in {built:.0f} s (keyword rows sorted included); "
-          f"database {size / 1e9:.2f} GB, {size / args.size:,.0f} bytes a passage")  # fmt: skip
-
-    del vectors
+    print(f"database {size / 1e9:.2f} GB, {size / args.size:,.0f} bytes a passage")
     gc.collect()
     Path("/proc/self/clear_refs").write_text("5")  # reset the peak (VmHWM) to the current RSS
     before = memory()["VmRSS"]
@@ -88,6 +91,7 @@ def main() -> None:
     store = Store.open(path)
     opened = time.perf_counter() - t0
     print(f"Store.open: {opened * 1000:.0f} ms")
+    (notebook,) = store.notebooks()
     for question in questions[:5]:  # warm up
         search(store, embedder, notebook.id, question, k=8)
     hybrid_ms = []
@@ -100,6 +104,11 @@ def main() -> None:
     print(f"hybrid search (query embedding included): p50 {p50:.1f} ms, p95 {p95:.1f} ms")
     print(f"resident memory after opening and searching: {rss['VmRSS']:,} MB "
           f"(peak {rss['VmHWM']:,} MB; {before:,} MB before opening)")  # fmt: skip
+    steps = [hybrid_steps(store, embedder, notebook.id, q) for q in questions]
+    print(
+        "where a hybrid search's time goes (median ms): "
+        + ", ".join(f"{s} {statistics.median(t[s] for t in steps):.1f}" for s in STEPS)
+    )
 
     vectors, _ = synthetic(base, args.size, np.random.default_rng(0))
     ids = np.array(
