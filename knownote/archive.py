@@ -603,6 +603,7 @@ def import_notebook(
         except BaseException:
             _discard(store, saved)
             raise
+    store.sort_terms_when_due()
     return ArchiveResult(
         notebook_id, title, len(wanted), tables["chats"].num_rows, path.stat().st_size,
         manifest["digests"],

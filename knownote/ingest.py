@@ -181,6 +181,8 @@ def import_file(
                 )
             finally:
                 store.discard_file_if_unused(digest)
+        if document_id is not None:
+            store.sort_terms_when_due()
         report("store", 1, 1)
         if document_id is None:  # imported by someone else while we worked
             existing = store.document_by_hash(notebook.id, digest)

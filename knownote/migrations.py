@@ -400,6 +400,19 @@ def m016_headings_and_sections(db: duckdb.DuckDBPyConnection) -> None:
     db.execute("ALTER TABLE passages ADD COLUMN section VARCHAR DEFAULT ''")
 
 
+def m020_sorted_terms(db: duckdb.DuckDBPyConnection) -> None:
+    # How many rows of passage_terms were last rewritten in term order (by
+    # Store.sort_terms_when_due): a keyword search reads only the row groups whose min/max
+    # term key can hold its terms, so rows added since (the unsorted tail) are all read.
+    # The rows stored before are sorted here (~8 s for 13.8M rows, once).
+    db.execute("CREATE TABLE sorted_terms (sorted_rows BIGINT NOT NULL)")
+    (last,) = db.execute("SELECT max(rowid) FROM passage_terms").fetchone()
+    if last is not None:
+        db.execute("INSERT INTO passage_terms SELECT * FROM passage_terms ORDER BY term_key")
+        db.execute("DELETE FROM passage_terms WHERE rowid <= ?", [last])
+    db.execute("INSERT INTO sorted_terms SELECT count(*) FROM passage_terms")
+
+
 MIGRATIONS: list[Migration] = [
     m001_documents_and_passages,
     m002_chats,
@@ -416,6 +429,7 @@ MIGRATIONS: list[Migration] = [
     m014_document_split,
     m015_document_overviews,
     m016_headings_and_sections,
+    m020_sorted_terms,
 ]
 
 

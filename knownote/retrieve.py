@@ -139,9 +139,15 @@ def rank(
     return hybrid_scores(store, scope, query, vector, k)
 
 
-# Passages re-ranked exactly after the pass over the codes. Measured at 100k passages (200 real
-# questions): 400 give the exact top 10 for 89% of queries, 1000 for 97%, 2000 for 99.5%.
-EXACT_CANDIDATES = 2000
+# Passages re-ranked exactly after the pass over the codes: EXACT_CANDIDATES plus one for every
+# CANDIDATES_PER passages of the scope. Fetching the candidates' vectors is most of a vector
+# query at 100k passages (the pass over the codes ~3 ms, the re-rank of 2,000 ~4 ms), so the
+# count grows with the scope rather than staying at the most a million passages need. Measured
+# on benchmarks/search.py's vectors: at 100k, 1,000 candidates gave the exact top 10 for 198/200
+# questions, as 2,000 did (500: 194); at 1M, 2,000 gave 59/60 and 4,000 60/60, but 4,030 only
+# 98/100 in a run of benchmarks/scale.py (99/100 in another), so 6,000 there.
+EXACT_CANDIDATES = 1000
+CANDIDATES_PER = 200
 # Each ranking contributes this many candidates to a hybrid search.
 FUSION_DEPTH = 50
 # Passage vectors sampled to estimate the distribution of vector scores in a large scope.
@@ -175,8 +181,8 @@ def vector_scores(
 ) -> list[tuple[int, float]]:
     """Cosine similarity (stored vectors are normalised), best first.
 
-    A scan over the compact codes picks the EXACT_CANDIDATES nearest by Hamming distance; those
-    are re-ranked by their exact inner product. `documents` is the scope's
+    A scan over the compact codes picks the nearest by Hamming distance (see EXACT_CANDIDATES);
+    those are re-ranked by their exact inner product. `documents` is the scope's
     `narrower_than_notebook` when the caller already has it.
     """
     dim = int(vector.shape[0])
@@ -187,6 +193,8 @@ def vector_scores(
         documents = scope.narrower_than_notebook(store)
     if documents == []:
         return []
+    n, _ = scope_facts(store, scope).bm25(store, scope)
+    candidates = max(EXACT_CANDIDATES + n // CANDIDATES_PER, 4 * k)
     where, params = "c.notebook_id = ?", [scope.notebook_id]
     if documents is not None:
         where += " AND list_contains(?::BIGINT[], c.document_id)"
@@ -195,6 +203,8 @@ def vector_scores(
     with store.lock, _no_vectors_yet():
         # No tie-break on the Hamming distance (it cost ~1 ms at 100k): which of several
         # equally distant passages at the cut-off gets re-ranked is left to DuckDB.
+        # The query vector is a one-row CTE: as a parameter in the select list it was cast
+        # again for every chunk of candidates (~1 ms of 2,000).
         rows = store.db.execute(
             f"""
             WITH candidates AS (
@@ -202,14 +212,15 @@ def vector_scores(
                 WHERE {where}
                 ORDER BY {_HAMMING}
                 LIMIT ?
-            )
-            SELECT v.passage_id, array_inner_product(v.embedding, ?::FLOAT[{dim}]) AS score
-            FROM {table} v
+            ),
+            query AS (SELECT ?::FLOAT[{dim}] AS embedding)
+            SELECT v.passage_id, array_inner_product(v.embedding, query.embedding) AS score
+            FROM {table} v, query
             WHERE v.passage_id IN (SELECT passage_id FROM candidates)
             ORDER BY score DESC, v.passage_id
             LIMIT ?
             """,
-            [*params, *code, max(EXACT_CANDIDATES, 4 * k), query_vector.tolist(), k],
+            [*params, *code, candidates, query_vector.tolist(), k],
         ).fetchall()
     return [(int(pid), float(score)) for pid, score in rows]
 
@@ -426,18 +437,26 @@ def _unit(vector: np.ndarray) -> np.ndarray:
     return v / (float(np.linalg.norm(v)) or 1.0)
 
 
+INDEX_LOOKUPS = 64  # above this many hits, one scan of the passages beats the lookups
+
+
 def fetch_hits(store: Store, ranked: list[tuple[int, float]]) -> list[Hit]:
     """Load the passages behind ranked ids, keeping the ranking's order."""
     if not ranked:
         return []
     ids = [pid for pid, _ in ranked]
+    if len(ids) <= INDEX_LOOKUPS:
+        # One lookup in the primary key's index per passage: at 100k passages the semi-join
+        # (which scans the table) took ~3x longer for 8 hits, list_contains ~12x.
+        source = "(" + " UNION ALL ".join(["SELECT * FROM passages WHERE id = ?"] * len(ids)) + ")"
+        params: list[object] = ids
+    else:
+        source, params = "(SELECT * FROM passages WHERE id IN (SELECT unnest(?::BIGINT[])))", [ids]
     with store.lock:
         rows = store.db.execute(
             'SELECT p.id, p.document_id, d.title, p.idx, p.start, p."end", p.page_start, '
-            "p.page_end, p.text FROM passages p JOIN documents d ON d.id = p.document_id "
-            # A semi-join: list_contains over every passage id cost ~4x more at 100k.
-            "WHERE p.id IN (SELECT unnest(?::BIGINT[]))",
-            [ids],
+            f"p.page_end, p.text FROM {source} p JOIN documents d ON d.id = p.document_id",
+            params,
         ).fetchall()
     by_id = {row[0]: row for row in rows}
     hits = []

@@ -109,6 +109,23 @@ def test_round_trip_gives_the_same_notebook_with_chats_and_citations(source, fre
     assert hits and all(hit.document_id in ids for hit in hits)
 
 
+def test_an_imported_notebook_whose_keyword_rows_get_sorted_keeps_its_digests_and_hits(
+    source, fresh, embedder, monkeypatch
+):
+    from knownote import store as store_module
+
+    store, notebook, small_archive = source
+    monkeypatch.setattr(store_module, "UNSORTED_TERMS_MIN", 1)
+    result = import_notebook(fresh, small_archive, max_bytes=MAX)
+    (sorted_rows,) = fresh.db.execute("SELECT sorted_rows FROM sorted_terms").fetchone()
+    assert sorted_rows == fresh.db.execute("SELECT count(*) FROM passage_terms").fetchone()[0] > 0
+    assert notebook_digests(fresh, result.notebook_id) == notebook_digests(store, notebook.id)
+    question = "retrieval augmented generation"
+    got = search(fresh, embedder, result.notebook_id, question, k=5, mode="keyword")
+    want = search(store, embedder, notebook.id, question, k=5, mode="keyword")
+    assert [(h.text, h.score) for h in got] == [(h.text, h.score) for h in want]
+
+
 def test_importing_under_another_name_and_twice(small_archive, fresh):
     import_notebook(fresh, small_archive, max_bytes=MAX)
     with pytest.raises(KnowNoteError, match=r"already exists.*--as"):

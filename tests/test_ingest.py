@@ -122,3 +122,16 @@ def test_markdown_headings_are_kept_and_passages_know_their_section(store, noteb
     sections = [p.section for p in store.passages(result.document_id)]
     assert sections[0].startswith("Gravity hill")
     assert any(" › " in s for s in sections)
+
+
+def test_an_import_sorts_the_keyword_rows_once_enough_arrived(
+    store, notebook, settings, monkeypatch
+):
+    from knownote import store as store_module
+
+    monkeypatch.setattr(store_module, "UNSORTED_TERMS_MIN", 1)
+    import_path(store, notebook, settings, corpus_file("docs/web_text/md_codeblocks.md"))
+    total = store.db.execute("SELECT count(*) FROM passage_terms").fetchone()[0]
+    assert store.db.execute("SELECT sorted_rows FROM sorted_terms").fetchone() == (total,)
+    order = store.db.execute("SELECT term_key FROM passage_terms ORDER BY rowid").fetchall()
+    assert order == sorted(order)

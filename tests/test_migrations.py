@@ -163,3 +163,29 @@ def test_term_keys_are_added_to_terms_stored_before_them(tmp_path, monkeypatch):
     assert len({key for _, key in keys}) == 2 and all(key is not None for _, key in keys)
     assert [pid for pid, _ in keyword_scores(store, Scope(1), "cat", 5)] == [5]
     store.close()
+
+
+def test_keyword_rows_stored_before_are_sorted_by_term(tmp_path, monkeypatch):
+    import knownote.migrations as migrations
+
+    db = duckdb.connect(str(tmp_path / "old.duckdb"))
+    monkeypatch.setattr(migrations, "MIGRATIONS", [m for m in MIGRATIONS if m.__name__ < "m020"])
+    migrations.migrate(db)
+    rows = [(i, 1, f"term{i % 7}", i % 3 + 1) for i in range(50)]
+    db.executemany("INSERT INTO passage_terms (passage_id, notebook_id, term, tf) VALUES "
+                   "(?, ?, ?, ?)", rows)  # fmt: skip
+    db.execute("UPDATE passage_terms SET term_key = (md5_number_lower(term) >> 1)::BIGINT")
+    kept = db.execute("SELECT * FROM passage_terms ORDER BY ALL").fetchall()
+    monkeypatch.setattr(migrations, "MIGRATIONS", MIGRATIONS)
+    assert "m020_sorted_terms" in migrations.migrate(db)
+    keys = [
+        k for (k,) in db.execute("SELECT term_key FROM passage_terms ORDER BY rowid").fetchall()
+    ]
+    assert keys == sorted(keys)
+    assert db.execute("SELECT * FROM passage_terms ORDER BY ALL").fetchall() == kept
+    assert db.execute("SELECT sorted_rows FROM sorted_terms").fetchall() == [(50,)]
+    db.close()
+
+
+def test_a_blank_database_has_no_sorted_terms_yet(store):
+    assert store.db.execute("SELECT sorted_rows FROM sorted_terms").fetchall() == [(0,)]

@@ -225,3 +225,47 @@ def test_migration_rebuilds_codes_for_vectors_stored_before_it(db_path, embedder
         assert titles(hits) == ["dog"]
     finally:
         store.close()
+
+
+def test_keyword_rows_rewritten_in_term_order_give_the_same_rankings(store, notebook, docs):
+    queries = ["Which animal barked at the mailman?", "the cat", "中国古代", "日本の最高峰"]
+    before = [keyword_scores(store, Scope(notebook.id), q, 10) for q in queries]
+    rows = "SELECT passage_id, term, tf, term_key FROM passage_terms ORDER BY ALL"
+    kept = store.db.execute(rows).fetchall()
+    store.sort_terms()
+    order = store.db.execute("SELECT term_key FROM passage_terms ORDER BY rowid").fetchall()
+    keys = [k for (k,) in order]
+    assert keys == sorted(keys)
+    assert store.db.execute(rows).fetchall() == kept
+    assert [keyword_scores(store, Scope(notebook.id), q, 10) for q in queries] == before
+
+
+def test_terms_are_sorted_once_enough_unsorted_rows_arrived(
+    store, embedder, notebook, docs, monkeypatch
+):
+    from knownote import store as store_module
+
+    monkeypatch.setattr(store_module, "UNSORTED_TERMS_MIN", 20)
+    total = store.db.execute("SELECT count(*) FROM passage_terms").fetchone()[0]
+    assert total >= 20 and store.sort_terms_when_due()
+    assert store.db.execute("SELECT sorted_rows FROM sorted_terms").fetchall() == [(total,)]
+    assert not store.sort_terms_when_due()  # nothing new
+    import_text(store, notebook.id, embedder, "more", "A dog and another dog played. " * 3)
+    assert not store.sort_terms_when_due()  # a few rows: fewer than a quarter of the sorted
+    hits = keyword_scores(store, Scope(notebook.id), "played", 5)
+    assert [pid for pid, _ in hits] == [
+        p.id for p in store.passages(store.documents(notebook.id)[-1].id)
+    ]
+
+
+def test_hits_are_fetched_in_ranking_order_by_lookups_or_by_one_scan(
+    store, notebook, docs, monkeypatch
+):
+    from knownote import retrieve
+
+    ids = [p.id for d in reversed(docs.values()) for p in store.passages(d)]
+    ranked = [(pid, float(i)) for i, pid in enumerate(ids)]
+    by_lookups = retrieve.fetch_hits(store, ranked)
+    monkeypatch.setattr(retrieve, "INDEX_LOOKUPS", 1)
+    assert retrieve.fetch_hits(store, ranked) == by_lookups
+    assert [h.passage_id for h in by_lookups] == ids
