@@ -313,31 +313,49 @@ def cmd_search(args: argparse.Namespace, store: Store, settings: Settings) -> in
 
 
 def cmd_eval(args: argparse.Namespace, store: Store | None, settings: Settings) -> int:
+    from knownote.context import BEFORE, CURRENT
     from knownote.evaluate import evaluate, load_squad, stderr_progress
     from knownote.retrieve import MODES
 
-    dataset = load_squad(args.dataset, args.max_questions)
+    dataset = load_squad(args.dataset, args.max_questions, skip=args.skip, article=args.article)
     modes = MODES if args.mode == "all" else (args.mode,)
-    report = evaluate(
-        dataset,
-        get_embedder(settings.embedding_model),
-        modes,
-        k=args.k,
-        progress=stderr_progress,
-        size=settings.passage_size,
-        overlap=settings.passage_overlap,
-    )
+    recipes = {"before": BEFORE, "after": CURRENT} if args.compare else {"": CURRENT}
+    reports = {
+        name: evaluate(
+            dataset,
+            get_embedder(settings.embedding_model),
+            modes,
+            k=args.k,
+            progress=stderr_progress,
+            size=settings.passage_size,
+            overlap=settings.passage_overlap,
+            recipe=recipe,
+        )
+        for name, recipe in recipes.items()
+    }
     if args.json:
-        emit_json(report.as_dict())
+        emit_json(
+            {name or "report": report.as_dict() for name, report in reports.items()}
+            if args.compare
+            else reports[""].as_dict()
+        )
         return 0
+    report = next(iter(reports.values()))
     print(
-        f"{args.dataset.name}: {report.questions} questions, {report.passages} passages"
+        f"{args.dataset.name}{' (articles)' if args.article else ''}: "
+        f"{report.questions} questions, {len(dataset.contexts)} documents, "
+        f"{report.passages} passages"
+        + (f", first {args.skip} questions left out" if args.skip else "")
         + (f", {report.skipped} questions skipped" if report.skipped else "")
     )
     names = list(next(iter(report.modes.values())))
-    print(f"{'mode':<8} " + " ".join(f"{name:>10}" for name in names))
-    for mode, figures in report.modes.items():
-        print(f"{mode:<8} " + " ".join(f"{figures[name]:>10.3f}" for name in names))
+    width = 8 + (7 if args.compare else 0)
+    print(f"{'mode':<{width}} " + " ".join(f"{name:>10}" for name in names))
+    for mode in modes:
+        for name, each in reports.items():
+            label = f"{mode} {name}".strip()
+            figures = each.modes[mode]
+            print(f"{label:<{width}} " + " ".join(f"{figures[n]:>10.3f}" for n in names))
     return 0
 
 
@@ -549,6 +567,19 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-k", type=int, default=10, help="passages retrieved per question")
     p.add_argument("--mode", choices=("hybrid", "vector", "keyword", "all"), default="all")
     p.add_argument("--max-questions", type=int, help="only the first N questions")
+    p.add_argument(
+        "--skip", type=int, default=0, help="leave out the first N questions (a held-out part)"
+    )
+    p.add_argument(
+        "--article",
+        action="store_true",
+        help="import each article as one long document (paragraphs joined, titled by the set)",
+    )
+    p.add_argument(
+        "--compare",
+        action="store_true",
+        help="also index the way before titles, sections and stemming, and print both",
+    )
     p.add_argument("--json", action="store_true")
     p.set_defaults(run=cmd_eval, needs_store=False)  # it builds its own scratch database
 

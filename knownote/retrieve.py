@@ -16,17 +16,22 @@ from dataclasses import dataclass
 import duckdb
 import numpy as np
 
+from knownote.analyze import query_terms
 from knownote.codes import CODE_BITS, binary_codes
 from knownote.embed import Embedder
 from knownote.errors import KnowNoteError
 from knownote.store import TERM_KEY, Store, vectors_table
-from knownote.tokenize import term_counts
 
 MODES = ("hybrid", "vector", "keyword")
 
 # BM25 parameters (the usual Okapi defaults).
 K1 = 1.2
 B = 0.75
+# BM25F: a term in the passage's heading (document title and section path) counts as this many
+# occurrences in its text, unnormalised by length (tuned on held-out questions: README).
+HEADING_WEIGHT = 0.5
+# A word matched only through its stem ("trains" for "trained") counts this much of an exact match.
+STEM_WEIGHT = 0.5
 
 
 class SearchError(KnowNoteError):
@@ -233,9 +238,12 @@ class ScopeFacts:
     the notebook and the list of searchable document ids.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, analyzers: Sequence[str] = ()) -> None:
         self._bm25: tuple[int, float] | None = None
         self._samples: dict[int, np.ndarray] = {}
+        # How the scope's documents were indexed (documents.terms_as): a query is analysed once
+        # for each, so that documents not yet re-indexed are searched correctly meanwhile.
+        self.analyzers = tuple(sorted(set(analyzers)))
 
     def bm25(self, store: Store, scope: Scope) -> tuple[int, float]:
         """(number of passages, average passage length in terms) over the scope."""
@@ -287,19 +295,20 @@ _facts_lock = threading.Lock()
 def scope_facts(store: Store, scope: Scope) -> ScopeFacts:
     """The cached facts of the scope's current set of searchable documents."""
     with store.lock:
-        ids = store.db.execute(
-            "SELECT id FROM documents WHERE notebook_id = ? AND enabled ORDER BY id",
+        rows = store.db.execute(
+            "SELECT id, terms_as FROM documents WHERE notebook_id = ? AND enabled ORDER BY id",
             [scope.notebook_id],
         ).fetchall()
+    # The analyzers are part of the key: a re-indexed document changes the facts.
     key = (
         scope.notebook_id,
-        tuple(i for (i,) in ids if scope.document_ids is None or i in scope.document_ids),
+        tuple(row for row in rows if scope.document_ids is None or row[0] in scope.document_ids),
     )
     with _facts_lock:
         kept = _facts.setdefault(store, OrderedDict())
         facts = kept.get(key)
         if facts is None:
-            facts = kept[key] = ScopeFacts()
+            facts = kept[key] = ScopeFacts([terms_as for _, terms_as in key[1]])
             while len(kept) > _FACTS_KEPT:
                 kept.popitem(last=False)
         kept.move_to_end(key)
@@ -318,19 +327,23 @@ def keyword_ranking(
     k: int,
     documents: list[int] | object | None = _WHOLE,
 ) -> Ranking:
-    """BM25 top `k`; collection statistics (N, average length, df) come from the scope.
+    """BM25F top `k`; collection statistics (N, average length, df) come from the scope.
 
     N and the average length are the scope's cached facts; df is counted over the matches.
+    The query is analysed once per analyzer of the scope (see knownote.analyze): each stored
+    term names its field, text or heading; a term's occurrences in both fields add up (the
+    heading's weighted by HEADING_WEIGHT) before BM25's saturation, and count once in df.
     """
-    counts = term_counts(query)
-    if not counts:
-        return Ranking([], 0.0, 1.0)
     if documents is _WHOLE:
         documents = scope.narrower_than_notebook(store)
     if documents == []:
         return Ranking([], 0.0, 1.0)
-    n, avgdl = scope_facts(store, scope).bm25(store, scope)
-    terms = list(counts)
+    facts = scope_facts(store, scope)
+    wanted = query_terms(query, facts.analyzers, STEM_WEIGHT, HEADING_WEIGHT)
+    if not wanted:
+        return Ranking([], 0.0, 1.0)
+    n, avgdl = facts.bm25(store, scope)
+    terms = [row[0] for row in wanted]
     with store.lock:
         (keys,) = store.db.execute(
             f"SELECT list({TERM_KEY}) FROM (SELECT unnest(?::VARCHAR[]) AS term)", [terms]
@@ -343,21 +356,29 @@ def keyword_ranking(
         params.append(documents)
     sql = f"""
         WITH q AS (
-            SELECT unnest(?::VARCHAR[]) AS term, unnest(?::INTEGER[]) AS qtf
+            SELECT unnest(?::VARCHAR[]) AS term, unnest(?::INTEGER[]) AS qtf,
+                   unnest(?::VARCHAR[]) AS base, unnest(?::DOUBLE[]) AS weight,
+                   unnest(?::BOOLEAN[]) AS normalise
         ),
         matches AS (
             SELECT t.passage_id, t.term, t.tf, p.n_terms
             FROM passage_terms t JOIN passages p ON p.id = t.passage_id
             WHERE {where}
         ),
-        df AS (SELECT term, count(*) AS df FROM matches JOIN q USING (term) GROUP BY term),
+        fields AS (
+            SELECT m.passage_id, q.base, any_value(q.qtf) AS qtf,
+                   sum(CASE WHEN q.normalise THEN q.weight * m.tf / (1 - ? + ? * m.n_terms / ?)
+                            ELSE q.weight * m.tf END) AS tf
+            FROM matches m JOIN q USING (term)
+            GROUP BY m.passage_id, q.base
+        ),
+        df AS (SELECT base, count(*) AS df FROM fields GROUP BY base),
         scored AS (
-            SELECT m.passage_id,
-                   sum(q.qtf * ln(1 + (? - df.df + 0.5) / (df.df + 0.5))
-                       * m.tf * (? + 1) / (m.tf + ? * (1 - ? + ? * m.n_terms / ?)))
-                       AS score
-            FROM matches m JOIN q USING (term) JOIN df USING (term)
-            GROUP BY m.passage_id
+            SELECT f.passage_id,
+                   sum(f.qtf * ln(1 + (? - df.df + 0.5) / (df.df + 0.5))
+                       * f.tf * (? + 1) / (f.tf + ?)) AS score
+            FROM fields f JOIN df USING (base)
+            GROUP BY f.passage_id
         ),
         moments AS (
             SELECT sum(score) AS s1, sum(score * score) AS s2 FROM scored
@@ -370,7 +391,21 @@ def keyword_ranking(
     with store.lock:
         rows = store.db.execute(
             sql,
-            [terms, list(counts.values()), *params, n, K1, K1, B, B, avgdl, k],
+            [
+                terms,
+                [row[1] for row in wanted],
+                [row[2] for row in wanted],
+                [row[3] for row in wanted],
+                [row[4] for row in wanted],
+                *params,
+                B,
+                B,
+                avgdl,
+                n,
+                K1,
+                K1,
+                k,
+            ],
         ).fetchall()
     if not rows:
         return Ranking([], 0.0, 1.0)
