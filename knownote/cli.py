@@ -18,6 +18,7 @@ from knownote.ingest import (
     import_file,
     ocr_progress_text,
 )
+from knownote.sections import section_label
 from knownote.servers import connect
 from knownote.settings import Settings
 from knownote.store import Notebook, Store
@@ -306,6 +307,7 @@ def cmd_search(args: argparse.Namespace, store: Store, settings: Settings) -> in
                 pages += f"–{hit.page_end}"
         print(
             f"[{n}] {hit.title} (document {hit.document_id}, passage {hit.passage_index}"
+            f"{', ' + section_label(hit.section) if hit.section else ''}"
             f"{pages}, chars {hit.start:,}–{hit.end:,}) score {hit.score:.3f}"
         )
         print("    " + " ".join(hit.text.split())[:300])
@@ -356,6 +358,32 @@ def cmd_eval(args: argparse.Namespace, store: Store | None, settings: Settings) 
             label = f"{mode} {name}".strip()
             figures = each.modes[mode]
             print(f"{label:<{width}} " + " ".join(f"{figures[n]:>10.3f}" for n in names))
+    return 0
+
+
+def cmd_reindex(args: argparse.Namespace, store: Store, settings: Settings) -> int:
+    """Re-index, in the foreground, documents imported before titles, sections and stemming."""
+    from knownote.reindex import notebooks_to_reindex, reindex_notebook
+
+    ids = [find_notebook(store, args.notebook).id] if args.notebook else notebooks_to_reindex(store)
+    report = []
+    for notebook_id in ids:
+        notebook = store.notebook(notebook_id)
+        embedder = get_embedder(notebook.embedding_model)
+
+        def progress(title: str, done: int, total: int, name: str = notebook.name) -> None:
+            sys.stderr.write(f"\r{name}: {done:,} of {total:,} passages re-indexed")
+            sys.stderr.flush()
+
+        redone = reindex_notebook(store, embedder, notebook_id, progress)
+        sys.stderr.write("\n")
+        report.append({"notebook": notebook.name, "documents": redone})
+    if args.json:
+        emit_json(report)
+    elif not report:
+        print("Every document is indexed with its titles and sections already.")
+    for row in [] if args.json else report:
+        print(f"{row['notebook']}: re-indexed {row['documents']} documents")
     return 0
 
 
@@ -582,6 +610,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--json", action="store_true")
     p.set_defaults(run=cmd_eval, needs_store=False)  # it builds its own scratch database
+
+    p = sub.add_parser(
+        "reindex", help="re-index old documents with titles, sections and stemming (foreground)"
+    )
+    p.add_argument("notebook", nargs="?", help="notebook name (or number); default: all")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(run=cmd_reindex)
 
     p = sub.add_parser("export-notebook", help="write a notebook to one .knownote archive file")
     p.add_argument("notebook", help="notebook name (or number)")

@@ -50,6 +50,7 @@ class Hit:
     page_end: int | None
     score: float
     text: str
+    section: str = ""  # the section path at the passage's start ('' when none)
 
     def as_dict(self) -> dict[str, object]:
         return dataclasses.asdict(self)
@@ -469,7 +470,8 @@ def fetch_hits(store: Store, ranked: list[tuple[int, float]]) -> list[Hit]:
     with store.lock:
         rows = store.db.execute(
             'SELECT p.id, p.document_id, d.title, p.idx, p.start, p."end", p.page_start, '
-            "p.page_end, p.text FROM passages p JOIN documents d ON d.id = p.document_id "
+            "p.page_end, p.text, p.section "
+            "FROM passages p JOIN documents d ON d.id = p.document_id "
             # A semi-join: list_contains over every passage id cost ~4x more at 100k.
             "WHERE p.id IN (SELECT unnest(?::BIGINT[]))",
             [ids],
@@ -479,7 +481,7 @@ def fetch_hits(store: Store, ranked: list[tuple[int, float]]) -> list[Hit]:
     for pid, score in ranked:
         row = by_id.get(pid)
         if row is not None:
-            hits.append(Hit(*row[:8], score=score, text=row[8]))
+            hits.append(Hit(*row[:8], score=score, text=row[8], section=row[9] or ""))
     return hits
 
 
