@@ -317,11 +317,15 @@ def cmd_search(args: argparse.Namespace, store: Store, settings: Settings) -> in
 def cmd_eval(args: argparse.Namespace, store: Store | None, settings: Settings) -> int:
     from knownote.context import BEFORE, CURRENT
     from knownote.evaluate import evaluate, load_squad, stderr_progress
-    from knownote.retrieve import MODES
+    from knownote.retrieve import BEFORE_TUNING, MODES, TUNED
 
     dataset = load_squad(args.dataset, args.max_questions, skip=args.skip, article=args.article)
     modes = MODES if args.mode == "all" else (args.mode,)
-    recipes = {"before": BEFORE, "after": CURRENT} if args.compare else {"": CURRENT}
+    recipes = (
+        {"before": (BEFORE, BEFORE_TUNING), "after": (CURRENT, TUNED)}
+        if args.compare
+        else {"": (CURRENT, TUNED)}
+    )
     reports = {
         name: evaluate(
             dataset,
@@ -332,8 +336,9 @@ def cmd_eval(args: argparse.Namespace, store: Store | None, settings: Settings) 
             size=settings.passage_size,
             overlap=settings.passage_overlap,
             recipe=recipe,
+            tuning=tuning,
         )
-        for name, recipe in recipes.items()
+        for name, (recipe, tuning) in recipes.items()
     }
     if args.json:
         emit_json(

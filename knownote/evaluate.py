@@ -19,7 +19,7 @@ from pathlib import Path
 from knownote.context import CURRENT, IndexRecipe, embedding_texts, index_passages
 from knownote.embed import Embedder
 from knownote.errors import KnowNoteError
-from knownote.retrieve import MODES, Scope, rank
+from knownote.retrieve import MODES, TUNED, Scope, Tuning, rank
 from knownote.split import split
 from knownote.store import Store, sha256_hex
 
@@ -227,11 +227,13 @@ def evaluate(
     size: int = 500,
     overlap: int = 50,
     recipe: IndexRecipe = CURRENT,
+    tuning: Tuning = TUNED,
 ) -> Report:
     """Import the contexts into a scratch database and score every question in every mode.
 
-    `recipe` says how the passages are indexed (`context.BEFORE` is the way before titles,
-    sections and stemming).
+    `recipe` says how the passages are indexed and `tuning` how they are searched
+    (`context.BEFORE` and `retrieve.BEFORE_TUNING` are the ways before titles, sections and
+    stemming).
     """
     for mode in modes:
         if mode not in MODES:
@@ -271,7 +273,7 @@ def evaluate(
             for mode in modes:
                 found_at: list[int | None] = []
                 for j, q in enumerate(dataset.questions):
-                    ranked = rank(store, embedder, scope, q.text, k, mode, vectors[j])
+                    ranked = rank(store, embedder, scope, q.text, k, mode, vectors[j], tuning)
                     found_at.append(
                         _first_hit(ranked, spans, document_ids[q.context], q.start, q.end)
                     )

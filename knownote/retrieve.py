@@ -24,14 +24,36 @@ from knownote.store import TERM_KEY, Store, vectors_table
 
 MODES = ("hybrid", "vector", "keyword")
 
-# BM25 parameters (the usual Okapi defaults).
+# BM25 parameters: Okapi's k1, and a length normalisation b below the usual 0.75 (tuned with
+# the weights below on held-out questions, the first 400 of xquad.en: README).
 K1 = 1.2
-B = 0.75
+B = 0.5
 # BM25F: a term in the passage's heading (document title and section path) counts as this many
-# occurrences in its text, unnormalised by length (tuned on held-out questions: README).
+# occurrences in its text, unnormalised by length.
 HEADING_WEIGHT = 0.5
 # A word matched only through its stem ("trains" for "trained") counts this much of an exact match.
 STEM_WEIGHT = 0.5
+# Only the part of a vector z-score above DENSE_FLOOR counts: a model that cannot read the
+# query's language still puts some passage ~3 standard deviations above the mean by chance.
+DENSE_FLOOR = 2.0
+DENSE_WEIGHT = 2.0
+
+
+@dataclass(frozen=True)
+class Tuning:
+    """The weights of a search: BM25F's and the fusion's (see `keyword_ranking`, `fuse`)."""
+
+    k1: float = K1
+    b: float = B
+    stem_weight: float = STEM_WEIGHT
+    heading_weight: float = HEADING_WEIGHT
+    dense_weight: float = DENSE_WEIGHT
+    dense_floor: float = DENSE_FLOOR
+
+
+TUNED = Tuning()
+# The search before titles, sections and stemming (what `knownote eval --compare` shows first).
+BEFORE_TUNING = Tuning(k1=1.2, b=0.75, dense_weight=1.0, dense_floor=2.0)
 
 
 class SearchError(KnowNoteError):
@@ -134,15 +156,16 @@ def rank(
     k: int,
     mode: str,
     vector: np.ndarray | None = None,
+    tuning: Tuning = TUNED,
 ) -> list[tuple[int, float]]:
     """(passage id, score) pairs for the top `k`, best first. Pass `vector` if already known."""
     if mode == "keyword":
-        return keyword_scores(store, scope, query, k)
+        return keyword_scores(store, scope, query, k, tuning)
     if vector is None:
         vector = embedder.embed_query(query)
     if mode == "vector":
         return vector_scores(store, scope, vector, k)
-    return hybrid_scores(store, scope, query, vector, k)
+    return hybrid_scores(store, scope, query, vector, k, tuning)
 
 
 # Passages re-ranked exactly after the pass over the codes. Measured at 100k passages (200 real
@@ -316,9 +339,11 @@ def scope_facts(store: Store, scope: Scope) -> ScopeFacts:
         return facts
 
 
-def keyword_scores(store: Store, scope: Scope, query: str, k: int) -> list[tuple[int, float]]:
-    """Okapi BM25 over the passage_terms index, best first."""
-    return keyword_ranking(store, scope, query, k).hits
+def keyword_scores(
+    store: Store, scope: Scope, query: str, k: int, tuning: Tuning = TUNED
+) -> list[tuple[int, float]]:
+    """BM25F over the passage_terms index, best first."""
+    return keyword_ranking(store, scope, query, k, tuning=tuning).hits
 
 
 def keyword_ranking(
@@ -327,20 +352,21 @@ def keyword_ranking(
     query: str,
     k: int,
     documents: list[int] | object | None = _WHOLE,
+    tuning: Tuning = TUNED,
 ) -> Ranking:
     """BM25F top `k`; collection statistics (N, average length, df) come from the scope.
 
     N and the average length are the scope's cached facts; df is counted over the matches.
     The query is analysed once per analyzer of the scope (see knownote.analyze): each stored
     term names its field, text or heading; a term's occurrences in both fields add up (the
-    heading's weighted by HEADING_WEIGHT) before BM25's saturation, and count once in df.
+    heading's weighted by `tuning.heading_weight`) before BM25's saturation, and count once in df.
     """
     if documents is _WHOLE:
         documents = scope.narrower_than_notebook(store)
     if documents == []:
         return Ranking([], 0.0, 1.0)
     facts = scope_facts(store, scope)
-    wanted = query_terms(query, facts.analyzers, STEM_WEIGHT, HEADING_WEIGHT)
+    wanted = query_terms(query, facts.analyzers, tuning.stem_weight, tuning.heading_weight)
     if not wanted:
         return Ranking([], 0.0, 1.0)
     n, avgdl = facts.bm25(store, scope)
@@ -399,12 +425,12 @@ def keyword_ranking(
                 [row[3] for row in wanted],
                 [row[4] for row in wanted],
                 *params,
-                B,
-                B,
+                tuning.b,
+                tuning.b,
                 avgdl,
                 n,
-                K1,
-                K1,
+                tuning.k1,
+                tuning.k1,
                 k,
             ],
         ).fetchall()
@@ -417,7 +443,12 @@ def keyword_ranking(
 
 
 def hybrid_scores(
-    store: Store, scope: Scope, query: str, vector: np.ndarray, k: int
+    store: Store,
+    scope: Scope,
+    query: str,
+    vector: np.ndarray,
+    k: int,
+    tuning: Tuning = TUNED,
 ) -> list[tuple[int, float]]:
     """Fuse the vector and keyword rankings (see `fuse`)."""
     depth = max(k, FUSION_DEPTH)
@@ -425,17 +456,13 @@ def hybrid_scores(
     dense_hits = vector_scores(store, scope, vector, depth, documents)
     mean, std = vector_distribution(store, scope, vector)
     dense = Ranking(dense_hits, mean, std)
-    sparse = keyword_ranking(store, scope, query, depth, documents)
-    return fuse(dense, sparse, depth)[:k]
+    sparse = keyword_ranking(store, scope, query, depth, documents, tuning)
+    return fuse(dense, sparse, depth, tuning)[:k]
 
 
-# Only the part of a vector z-score above this counts: a model that cannot read the query's
-# language still puts some passage ~3 standard deviations above the mean by chance.
-DENSE_FLOOR = 2.0
-DENSE_WEIGHT = 1.0
-
-
-def fuse(dense: Ranking, sparse: Ranking, depth: int) -> list[tuple[int, float]]:
+def fuse(
+    dense: Ranking, sparse: Ranking, depth: int, tuning: Tuning = TUNED
+) -> list[tuple[int, float]]:
     """Score-normalised fusion: each score becomes a z-score over the whole scope.
 
     A z-score measures how far a passage stands out from the rest of the notebook in that
@@ -453,7 +480,7 @@ def fuse(dense: Ranking, sparse: Ranking, depth: int) -> list[tuple[int, float]]
     for pid in dense_scores.keys() | sparse_scores.keys():
         z_dense = (dense_scores.get(pid, dense_missing) - dense.mean) / dense.std
         z_sparse = (sparse_scores.get(pid, sparse_missing) - sparse.mean) / sparse.std
-        fused[pid] = DENSE_WEIGHT * max(z_dense - DENSE_FLOOR, 0.0) + z_sparse
+        fused[pid] = tuning.dense_weight * max(z_dense - tuning.dense_floor, 0.0) + z_sparse
     return sorted(fused.items(), key=lambda item: (-item[1], item[0]))
 
 

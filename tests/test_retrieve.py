@@ -8,6 +8,7 @@ from knownote.context import BEFORE, IndexRecipe
 from knownote.errors import KnowNoteError
 from knownote.evaluate import import_text
 from knownote.retrieve import (
+    BEFORE_TUNING,
     HEADING_WEIGHT,
     K1,
     MODES,
@@ -86,7 +87,7 @@ def test_bm25_score_of_documents_indexed_before_matches_the_okapi_formula(
     tf, df, n = term_counts(dog.text)["dog"], 1, len(passages)
     idf = math.log(1 + (n - df + 0.5) / (df + 0.5))
     expected = idf * tf * 2.2 / (tf + 1.2 * (1 - 0.75 + 0.75 * lengths[dog.id] / avgdl))
-    [(pid, score)] = keyword_scores(store, Scope(notebook.id), "dog", 5)
+    [(pid, score)] = keyword_scores(store, Scope(notebook.id), "dog", 5, BEFORE_TUNING)
     assert pid == dog.id
     assert score == pytest.approx(expected, rel=1e-6)
 
