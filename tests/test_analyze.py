@@ -88,12 +88,20 @@ def test_longer_stop_words_stay_searchable():
 
 
 def test_the_embedding_model_sees_title_and_section_before_the_passage():
-    assert heading("paper.pdf", "3 Method › 3.2 Training") == "paper.pdf › 3 Method › 3.2 Training"
+    assert heading("Paper", "3 Method › 3.2 Training") == "Paper › 3 Method › 3.2 Training"
     text = embedding_text("paper.pdf", "3 Method", "We trained it.")
-    assert text == "paper.pdf › 3 Method\n\nWe trained it."
+    assert text == "paper › 3 Method\n\nWe trained it."
     assert embedding_text("", "", "We trained it.") == "We trained it."
     assert embedding_text("paper.pdf", "3 Method", "We trained it.", PLAIN) == "We trained it."
     assert IN_CONTEXT == "title+section"
+
+
+def test_a_file_name_as_title_is_read_without_its_extension():
+    assert heading("paper_dpr_2004.04906_2col.pdf", "") == "paper dpr 2004.04906 2col"
+    assert heading("Free Culture", "") == "Free Culture"
+    assert heading("Python 3.12", "") == "Python 3.12"
+    long = heading("t", " › ".join(f"Section {i}" for i in range(40)))
+    assert len(long) <= 201 and long.endswith("Section 39")
 
 
 @pytest.mark.parametrize(
