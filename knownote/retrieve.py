@@ -41,6 +41,8 @@ DENSE_WEIGHT = 2.0
 # ... and for a question mostly in CJK characters, which the default (English) model reads
 # poorly: on cmrc2018 a weight of 2 cost 0.6 points of MRR@10 where xquad.en gained 0.4.
 DENSE_WEIGHT_CJK = 1.0
+# ... and BM25's length normalisation for such a question (JSQuAD's recall@5 fell with 0.5).
+B_CJK = 0.75
 
 
 @dataclass(frozen=True)
@@ -54,17 +56,20 @@ class Tuning:
     dense_weight: float = DENSE_WEIGHT
     dense_weight_cjk: float = DENSE_WEIGHT_CJK
     dense_floor: float = DENSE_FLOOR
+    b_cjk: float = B_CJK
 
     def for_query(self, query: str) -> Tuning:
-        """The weights for this question (the CJK dense weight for a CJK question)."""
-        if mostly_cjk(query) and self.dense_weight != self.dense_weight_cjk:
-            return dataclasses.replace(self, dense_weight=self.dense_weight_cjk)
+        """The weights for this question (the CJK ones for a question mostly in CJK)."""
+        if mostly_cjk(query):
+            return dataclasses.replace(self, dense_weight=self.dense_weight_cjk, b=self.b_cjk)
         return self
 
 
 TUNED = Tuning()
 # The search before titles, sections and stemming (what `knownote eval --compare` shows first).
-BEFORE_TUNING = Tuning(k1=1.2, b=0.75, dense_weight=1.0, dense_weight_cjk=1.0, dense_floor=2.0)
+BEFORE_TUNING = Tuning(
+    k1=1.2, b=0.75, dense_weight=1.0, dense_weight_cjk=1.0, dense_floor=2.0, b_cjk=0.75
+)
 
 
 class SearchError(KnowNoteError):
@@ -376,6 +381,7 @@ def keyword_ranking(
         documents = scope.narrower_than_notebook(store)
     if documents == []:
         return Ranking([], 0.0, 1.0)
+    tuning = tuning.for_query(query)
     facts = scope_facts(store, scope)
     wanted = query_terms(query, facts.analyzers, tuning.stem_weight, tuning.heading_weight)
     if not wanted:
@@ -467,8 +473,9 @@ def hybrid_scores(
     dense_hits = vector_scores(store, scope, vector, depth, documents)
     mean, std = vector_distribution(store, scope, vector)
     dense = Ranking(dense_hits, mean, std)
+    tuning = tuning.for_query(query)
     sparse = keyword_ranking(store, scope, query, depth, documents, tuning)
-    return fuse(dense, sparse, depth, tuning.for_query(query))[:k]
+    return fuse(dense, sparse, depth, tuning)[:k]
 
 
 def fuse(
