@@ -89,8 +89,11 @@ def test_longer_stop_words_stay_searchable():
 
 def test_the_embedding_model_sees_title_and_section_before_the_passage():
     assert heading("Paper", "3 Method › 3.2 Training") == "Paper › 3 Method › 3.2 Training"
-    text = embedding_text("paper.pdf", "3 Method", "We trained it.")
-    assert text == "paper › 3 Method\n\nWe trained it."
+    text = embedding_text("Paper", "3 Method", "We trained it.")
+    assert text == "Paper › 3 Method\n\nWe trained it."
+    # a file name is a keyword of the heading, but not worth the model's tokens
+    assert embedding_text("paper.pdf", "3 Method", "We trained it.") == "3 Method\n\nWe trained it."
+    assert heading("paper.pdf", "3 Method") == "paper › 3 Method"
     assert embedding_text("", "", "We trained it.") == "We trained it."
     assert embedding_text("paper.pdf", "3 Method", "We trained it.", PLAIN) == "We trained it."
     assert IN_CONTEXT == "title+section"
