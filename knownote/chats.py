@@ -16,6 +16,7 @@ import duckdb
 
 from knownote.cite import Answer, SourcePassage, Support, normalize_marks
 from knownote.errors import KnowNoteError, NotFound
+from knownote.sections import section_label
 from knownote.store import Store
 from knownote.support import NO_CLOSE_MATCH, NO_CLOSE_MATCH_ANY
 
@@ -141,7 +142,9 @@ def citations_by_key(
     stale), grouped by the answer's or note's key."""
     passages: dict[int, list[SourcePassage]] = {}
     for row in passage_rows:
-        passages.setdefault(row[0], []).append(SourcePassage(*row[1:12], stale=bool(row[12])))
+        passages.setdefault(row[0], []).append(
+            SourcePassage(*row[1:12], stale=bool(row[12]), section=row[13] or "")
+        )
     supports: dict[int, list[Support]] = {}
     for row in support_rows:
         supports.setdefault(row[0], []).append(Support(*row[1:12], stale=bool(row[12])))
@@ -216,10 +219,12 @@ def stale_sql(alias: str) -> str:
 
 _PASSAGES_SQL = f"""
     SELECT ap.message_id, ap.n, ap.passage_id, ap.document_id, ap.title, ap.passage_index,
-           ap.start, ap."end", ap.page_start, ap.page_end, ap.text, ap.cited, {stale_sql("ap")}
+           ap.start, ap."end", ap.page_start, ap.page_end, ap.text, ap.cited, {stale_sql("ap")},
+           p.section
     FROM answer_passages ap
     JOIN messages m ON m.id = ap.message_id
     LEFT JOIN documents d ON d.id = ap.document_id
+    LEFT JOIN passages p ON p.id = ap.passage_id AND p.document_id = ap.document_id
     WHERE m.chat_id = ?
     ORDER BY ap.message_id, ap.n
 """
@@ -317,6 +322,8 @@ def escape(text: str) -> str:
 
 def _where(p: SourcePassage) -> str:
     parts = [f"“{escape(p.title)}”"]
+    if p.section:
+        parts.append(escape(section_label(p.section)))
     if p.pages:
         parts.append(p.pages)
     parts.append(p.chars)

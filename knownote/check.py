@@ -11,9 +11,10 @@ from itertools import pairwise
 import duckdb
 import numpy as np
 
+from knownote.analyze import passage_terms
 from knownote.codes import binary_codes
+from knownote.context import heading
 from knownote.store import Store, sha256_hex, vectors_table
-from knownote.tokenize import term_counts
 
 # Rows that must point at a row that exists: (table, column, parent table, parent column).
 REFERENCES = [
@@ -94,17 +95,17 @@ def document_problems(
     of that vector and (with `recount_terms`) keyword rows equal to a recount of its text.
     """
     row = db.execute(
-        "SELECT d.title, d.text, d.n_chars, d.n_pages, d.n_passages, n.embedding_dim "
-        "FROM documents d JOIN notebooks n ON n.id = d.notebook_id WHERE d.id = ?",
+        "SELECT d.title, d.text, d.n_chars, d.n_pages, d.n_passages, n.embedding_dim, "
+        "d.terms_as FROM documents d JOIN notebooks n ON n.id = d.notebook_id WHERE d.id = ?",
         [document_id],
     ).fetchone()
     if row is None:
         return [f"Document {document_id} has no notebook."]
-    title, text, n_chars, n_pages, n_passages, dim = row
+    title, text, n_chars, n_pages, n_passages, dim, terms_as = row
     name = f"Document {document_id} (“{title}”)"
     problems = []
     passages = db.execute(
-        'SELECT id, idx, start, "end", page_start, page_end, text FROM passages '
+        'SELECT id, idx, start, "end", page_start, page_end, text, section FROM passages '
         "WHERE document_id = ? ORDER BY idx",
         [document_id],
     ).fetchall()
@@ -194,14 +195,16 @@ def document_problems(
                 [document_id],
             ).fetchall()
         }
-        counted = [term_counts(p[6]) for p in passages]
+        counted = [passage_terms(p[6], heading(title, p[7]), terms_as) for p in passages]
         expected = {
-            (p[0], t): tf for p, c in zip(passages, counted, strict=True) for t, tf in c.items()
+            (p[0], t): tf
+            for p, (c, _) in zip(passages, counted, strict=True)
+            for t, tf in c.items()
         }
         n_terms = db.execute(
             "SELECT n_terms FROM passages WHERE document_id = ? ORDER BY idx", [document_id]
         ).fetchall()
-        if stored != expected or [n for (n,) in n_terms] != [sum(c.values()) for c in counted]:
+        if stored != expected or [n for (n,) in n_terms] != [n for _, n in counted]:
             problems.append(f"{name}: its keyword index does not match its passages.")
     return problems
 

@@ -43,6 +43,7 @@ class SourcePassage:
     text: str
     cited: bool
     stale: bool = False
+    section: str = ""  # the passage's section path now ('' when none or no longer there)
 
     @property
     def pages(self) -> str:
@@ -76,6 +77,7 @@ def sources_from_hits(hits: Sequence[Hit], *, cited: bool = False) -> list[Sourc
             page_end=h.page_end,
             text=h.text,
             cited=cited,
+            section=h.section,
         )
         for i, h in enumerate(hits, start=1)
     ]

@@ -18,6 +18,7 @@ from knownote.ingest import (
     import_file,
     ocr_progress_text,
 )
+from knownote.sections import section_label
 from knownote.servers import connect
 from knownote.settings import Settings
 from knownote.store import Notebook, Store
@@ -306,6 +307,7 @@ def cmd_search(args: argparse.Namespace, store: Store, settings: Settings) -> in
                 pages += f"–{hit.page_end}"
         print(
             f"[{n}] {hit.title} (document {hit.document_id}, passage {hit.passage_index}"
+            f"{', ' + section_label(hit.section) if hit.section else ''}"
             f"{pages}, chars {hit.start:,}–{hit.end:,}) score {hit.score:.3f}"
         )
         print("    " + " ".join(hit.text.split())[:300])
@@ -313,31 +315,80 @@ def cmd_search(args: argparse.Namespace, store: Store, settings: Settings) -> in
 
 
 def cmd_eval(args: argparse.Namespace, store: Store | None, settings: Settings) -> int:
+    from knownote.context import BEFORE, CURRENT
     from knownote.evaluate import evaluate, load_squad, stderr_progress
-    from knownote.retrieve import MODES
+    from knownote.retrieve import BEFORE_TUNING, MODES, TUNED
 
-    dataset = load_squad(args.dataset, args.max_questions)
+    dataset = load_squad(args.dataset, args.max_questions, skip=args.skip, article=args.article)
     modes = MODES if args.mode == "all" else (args.mode,)
-    report = evaluate(
-        dataset,
-        get_embedder(settings.embedding_model),
-        modes,
-        k=args.k,
-        progress=stderr_progress,
-        size=settings.passage_size,
-        overlap=settings.passage_overlap,
+    recipes = (
+        {"before": (BEFORE, BEFORE_TUNING), "after": (CURRENT, TUNED)}
+        if args.compare
+        else {"": (CURRENT, TUNED)}
     )
+    reports = {
+        name: evaluate(
+            dataset,
+            get_embedder(settings.embedding_model),
+            modes,
+            k=args.k,
+            progress=stderr_progress,
+            size=settings.passage_size,
+            overlap=settings.passage_overlap,
+            recipe=recipe,
+            tuning=tuning,
+        )
+        for name, (recipe, tuning) in recipes.items()
+    }
     if args.json:
-        emit_json(report.as_dict())
+        emit_json(
+            {name or "report": report.as_dict() for name, report in reports.items()}
+            if args.compare
+            else reports[""].as_dict()
+        )
         return 0
+    report = next(iter(reports.values()))
     print(
-        f"{args.dataset.name}: {report.questions} questions, {report.passages} passages"
+        f"{args.dataset.name}{' (articles)' if args.article else ''}: "
+        f"{report.questions} questions, {len(dataset.contexts)} documents, "
+        f"{report.passages} passages"
+        + (f", first {args.skip} questions left out" if args.skip else "")
         + (f", {report.skipped} questions skipped" if report.skipped else "")
     )
     names = list(next(iter(report.modes.values())))
-    print(f"{'mode':<8} " + " ".join(f"{name:>10}" for name in names))
-    for mode, figures in report.modes.items():
-        print(f"{mode:<8} " + " ".join(f"{figures[name]:>10.3f}" for name in names))
+    width = 8 + (7 if args.compare else 0)
+    print(f"{'mode':<{width}} " + " ".join(f"{name:>10}" for name in names))
+    for mode in modes:
+        for name, each in reports.items():
+            label = f"{mode} {name}".strip()
+            figures = each.modes[mode]
+            print(f"{label:<{width}} " + " ".join(f"{figures[n]:>10.3f}" for n in names))
+    return 0
+
+
+def cmd_reindex(args: argparse.Namespace, store: Store, settings: Settings) -> int:
+    """Re-index, in the foreground, documents imported before titles, sections and stemming."""
+    from knownote.reindex import notebooks_to_reindex, reindex_notebook
+
+    ids = [find_notebook(store, args.notebook).id] if args.notebook else notebooks_to_reindex(store)
+    report = []
+    for notebook_id in ids:
+        notebook = store.notebook(notebook_id)
+        embedder = get_embedder(notebook.embedding_model)
+
+        def progress(title: str, done: int, total: int, name: str = notebook.name) -> None:
+            sys.stderr.write(f"\r{name}: {done:,} of {total:,} passages re-indexed")
+            sys.stderr.flush()
+
+        redone = reindex_notebook(store, embedder, notebook_id, progress)
+        sys.stderr.write("\n")
+        report.append({"notebook": notebook.name, "documents": redone})
+    if args.json:
+        emit_json(report)
+    elif not report:
+        print("Every document is indexed with its titles and sections already.")
+    for row in [] if args.json else report:
+        print(f"{row['notebook']}: re-indexed {row['documents']} documents")
     return 0
 
 
@@ -549,8 +600,28 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-k", type=int, default=10, help="passages retrieved per question")
     p.add_argument("--mode", choices=("hybrid", "vector", "keyword", "all"), default="all")
     p.add_argument("--max-questions", type=int, help="only the first N questions")
+    p.add_argument(
+        "--skip", type=int, default=0, help="leave out the first N questions (a held-out part)"
+    )
+    p.add_argument(
+        "--article",
+        action="store_true",
+        help="import each article as one long document (paragraphs joined, titled by the set)",
+    )
+    p.add_argument(
+        "--compare",
+        action="store_true",
+        help="also index the way before titles, sections and stemming, and print both",
+    )
     p.add_argument("--json", action="store_true")
     p.set_defaults(run=cmd_eval, needs_store=False)  # it builds its own scratch database
+
+    p = sub.add_parser(
+        "reindex", help="re-index old documents with titles, sections and stemming (foreground)"
+    )
+    p.add_argument("notebook", nargs="?", help="notebook name (or number); default: all")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(run=cmd_reindex)
 
     p = sub.add_parser("export-notebook", help="write a notebook to one .knownote archive file")
     p.add_argument("notebook", help="notebook name (or number)")

@@ -7,6 +7,7 @@ counts as found at rank r when the r-th passage's [start, end) overlaps its firs
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import sys
@@ -15,12 +16,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from knownote.context import CURRENT, IndexRecipe, embedding_texts, index_passages
 from knownote.embed import Embedder
 from knownote.errors import KnowNoteError
-from knownote.retrieve import MODES, Scope, rank
+from knownote.retrieve import MODES, TUNED, Scope, Tuning, rank
 from knownote.split import split
-from knownote.store import NewPassage, Store, sha256_hex
-from knownote.tokenize import term_counts
+from knownote.store import Store, sha256_hex
 
 CUTOFFS = (1, 5, 10)
 # How far (in characters) a recorded answer offset may be from the answer text's real position.
@@ -76,32 +77,43 @@ class Report:
         }
 
 
-def load_squad(path: Path, max_questions: int | None = None) -> Dataset:
+def load_squad(
+    path: Path, max_questions: int | None = None, *, skip: int = 0, article: bool = False
+) -> Dataset:
     """Read a SQuAD-format file. Only contexts holding a kept question are kept.
 
     A JSQuAD "title [SEP] " prefix becomes a heading line ("title\\n"), so the title stays
     searchable text and answers inside it keep a place; later offsets shift accordingly.
     Questions whose first answer has a negative offset, or whose text cannot be found near the
-    recorded offset, are skipped (and counted).
+    recorded offset, are skipped (and counted). `skip` leaves out the first questions kept (a
+    held-out part for tuning). With `article`, each article is one long document: its
+    paragraphs joined with blank lines, answer offsets shifted, titled with the article's title.
     """
     try:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
         articles = data["data"]
     except (OSError, ValueError, KeyError, TypeError) as e:
         raise DatasetError(f"{path} is not a SQuAD-format question set: {e}") from e
+    wanted = None if max_questions is None else skip + max_questions
     contexts: list[Context] = []
     questions: list[Question] = []
     skipped = 0
-    for article in articles:
-        for paragraph in article.get("paragraphs", []):
-            if max_questions is not None and len(questions) >= max_questions:
-                return Dataset(contexts, questions, skipped)
-            title, text, shift_from, shift = _clean_context(
-                paragraph["context"], article.get("title", "")
-            )
-            kept = []
+    for entry in articles:
+        if wanted is not None and len(questions) >= wanted:
+            break
+        article_title = str(entry.get("title", "")).replace("_", " ").strip()
+        parts: list[str] = []
+        offset = 0
+        kept: list[Question] = []
+        for paragraph in entry.get("paragraphs", []):
+            if wanted is not None and len(questions) + len(kept) >= wanted:
+                break
+            title, text, shift_from, shift = _clean_context(paragraph["context"], article_title)
+            if article and parts:
+                offset += 2  # the blank line between paragraphs
+            here = []
             for qa in paragraph.get("qas", []):
-                if max_questions is not None and len(questions) + len(kept) >= max_questions:
+                if wanted is not None and len(questions) + len(kept) + len(here) >= wanted:
                     break
                 answers = qa.get("answers") or []
                 if not answers or answers[0].get("answer_start", -1) < 0:
@@ -116,12 +128,30 @@ def load_squad(path: Path, max_questions: int | None = None) -> Dataset:
                     skipped += 1
                     continue
                 golds = tuple(dict.fromkeys(a["text"] for a in answers if a.get("text")))
-                kept.append(
-                    Question(qa["question"], len(contexts), start, start + len(answer), golds)
+                at = offset if article else 0
+                here.append(
+                    Question(
+                        qa["question"], len(contexts), at + start, at + start + len(answer), golds
+                    )
                 )
-            if kept:
+            if article:
+                parts.append(text)
+                offset += len(text)
+                kept.extend(here)
+            elif here:
+                kept.extend(here)
                 questions.extend(kept)
+                kept = []
                 contexts.append(Context(title, text))
+        if article and kept:
+            questions.extend(kept)
+            contexts.append(Context(article_title or parts[0][:40], "\n\n".join(parts)))
+    if skip:
+        questions = questions[skip:]
+        used = sorted({q.context for q in questions})
+        renumber = {old: new for new, old in enumerate(used)}
+        contexts = [contexts[i] for i in used]
+        questions = [dataclasses.replace(q, context=renumber[q.context]) for q in questions]
     return Dataset(contexts, questions, skipped)
 
 
@@ -158,13 +188,20 @@ def import_text(
     text: str,
     size: int = 500,
     overlap: int = 50,
+    recipe: IndexRecipe = CURRENT,
 ) -> int | None:
     """Store a plain text as a document through the import path (split, terms, vectors)."""
     spans = split(text, size, overlap)
-    passages = [
-        NewPassage(s.start, s.end, None, None, term_counts(text[s.start : s.end])) for s in spans
-    ]
-    vectors = embedder.embed_passages([text[s.start : s.end] for s in spans])
+    terms_as = recipe.analyzer(text)
+    passages = index_passages(
+        text,
+        title,
+        [(s.start, s.end) for s in spans],
+        [""] * len(spans),
+        [(None, None)] * len(spans),
+        terms_as,
+    )
+    vectors = embedder.embed_passages(embedding_texts(text, title, passages, recipe.embedded_as))
     return store.add_document(
         notebook_id=notebook_id,
         title=title,
@@ -176,6 +213,8 @@ def import_text(
         passages=passages,
         vectors=vectors,
         split=(size, overlap),
+        embedded_as=recipe.embedded_as,
+        terms_as=terms_as,
     )
 
 
@@ -187,8 +226,15 @@ def evaluate(
     progress: Progress | None = None,
     size: int = 500,
     overlap: int = 50,
+    recipe: IndexRecipe = CURRENT,
+    tuning: Tuning = TUNED,
 ) -> Report:
-    """Import the contexts into a scratch database and score every question in every mode."""
+    """Import the contexts into a scratch database and score every question in every mode.
+
+    `recipe` says how the passages are indexed and `tuning` how they are searched
+    (`context.BEFORE` and `retrieve.BEFORE_TUNING` are the ways before titles, sections and
+    stemming).
+    """
     for mode in modes:
         if mode not in MODES:
             raise KnowNoteError(f"Unknown search mode “{mode}”; use one of {', '.join(MODES)}.")
@@ -204,7 +250,7 @@ def evaluate(
                     document_ids.append(seen[context.text])
                     continue
                 document_id = import_text(
-                    store, notebook.id, embedder, context.title, context.text, size, overlap
+                    store, notebook.id, embedder, context.title, context.text, size, overlap, recipe
                 )
                 seen[context.text] = document_id
                 document_ids.append(document_id)
@@ -227,7 +273,7 @@ def evaluate(
             for mode in modes:
                 found_at: list[int | None] = []
                 for j, q in enumerate(dataset.questions):
-                    ranked = rank(store, embedder, scope, q.text, k, mode, vectors[j])
+                    ranked = rank(store, embedder, scope, q.text, k, mode, vectors[j], tuning)
                     found_at.append(
                         _first_hit(ranked, spans, document_ids[q.context], q.start, q.end)
                     )

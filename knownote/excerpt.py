@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from knownote.cite import Support
+from knownote.sections import section_label
 from knownote.support import NO_CLOSE_MATCH, NO_CLOSE_MATCH_ANY, SUGGESTED
 
 CONTEXT = 300  # characters of context shown on each side of a passage
@@ -105,10 +106,22 @@ def chars_label(start: int, end: int) -> str:
 
 
 def citation_header(
-    n: int, title: str, page_start: int | None, page_end: int | None, start: int, end: int
+    n: int,
+    title: str,
+    page_start: int | None,
+    page_end: int | None,
+    start: int,
+    end: int,
+    section: str = "",
 ) -> str:
-    """Plain text such as '[2] freeculture.pdf · p. 14 · chars 8,120–8,247' (not escaped)."""
-    parts = [f"[{n}] {title}", page_label(page_start, page_end), chars_label(start, end)]
+    """Plain text such as '[2] paper.pdf · §3.2 Training · p. 14 · chars 8,120–8,247' (not
+    escaped)."""
+    parts = [
+        f"[{n}] {title}",
+        section_label(section),
+        page_label(page_start, page_end),
+        chars_label(start, end),
+    ]
     return " · ".join(part for part in parts if part)
 
 
@@ -269,6 +282,7 @@ def card_html(
     spans: Sequence[tuple[int, int, str]] = (),
     ocr: bool = False,
     reflow: bool = False,
+    section: str = "",
 ) -> str:
     """One citation card: anchor, header and highlighted excerpt (or a stale notice).
 
@@ -276,7 +290,7 @@ def card_html(
     The passage is highlighted only when that text still holds `passage_text` at [start, end).
     `ocr` marks a passage whose text was read by OCR from a page image.
     """
-    header = citation_header(n, title, page_start, page_end, start, end)
+    header = citation_header(n, title, page_start, page_end, start, end, section)
     stale = stale or document_text is None or is_stale(document_text, start, end, passage_text)
     attrs = (
         f'class="kn-card" id="{anchor_id(message_id, n)}" data-n="{int(n)}" '

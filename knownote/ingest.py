@@ -7,15 +7,15 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import PurePath
 
+from knownote.context import CURRENT, IndexRecipe, embedding_texts, index_passages
 from knownote.embed import Embedder, get_embedder
 from knownote.errors import FileTooLarge, KnowNoteError, ModelError, NotFound, PasswordRequired
 from knownote.extract import OcrLimits
 from knownote.sections import section_paths
 from knownote.settings import Settings
 from knownote.split import split
-from knownote.store import Heading, NewPassage, Notebook, Page, Store, sha256_hex
+from knownote.store import Heading, Notebook, Page, Store, sha256_hex
 from knownote.timelimit import extract_with_time_limit
-from knownote.tokenize import term_counts
 
 # progress(file name, stage, done, total); stages: extract, split, embed, store, and "ocr"
 # (pages read by OCR, reported during extract).
@@ -101,8 +101,12 @@ def import_file(
     embedder: Embedder | None = None,
     password: str | None = None,
     progress: Progress | None = None,
+    recipe: IndexRecipe = CURRENT,
 ) -> ImportResult:
-    """Import one file into a notebook. Never raises for a problem with the file itself."""
+    """Import one file into a notebook. Never raises for a problem with the file itself.
+
+    `recipe` says how vectors and keyword terms are made (the benchmarks compare the old way).
+    """
     label = clean_filename(filename)
 
     def report(stage: str, done: int, total: int) -> None:
@@ -136,17 +140,16 @@ def import_file(
         pages = [Page(p.number, p.start, p.end) for p in extracted.pages]
         starts = [p.start for p in pages]
         sections = section_paths(text, extracted.headings, [s.start for s in spans])
-        passages = [
-            NewPassage(
-                start=s.start,
-                end=s.end,
-                page_start=page_of(starts, pages, s.start),
-                page_end=page_of(starts, pages, s.end - 1),
-                terms=term_counts(text[s.start : s.end]),
-                section=section,
-            )
-            for s, section in zip(spans, sections, strict=True)
-        ]
+        title = extracted.title or label
+        terms_as = recipe.analyzer(text)
+        passages = index_passages(
+            text,
+            title,
+            [(s.start, s.end) for s in spans],
+            sections,
+            [(page_of(starts, pages, s.start), page_of(starts, pages, s.end - 1)) for s in spans],
+            terms_as,
+        )
         embedder = embedder or get_embedder(notebook.embedding_model)
         if embedder.name != notebook.embedding_model:
             raise ModelError(
@@ -155,7 +158,7 @@ def import_file(
             )
         report("embed", 0, len(passages))
         vectors = embedder.embed_passages(
-            [text[s.start : s.end] for s in spans],
+            embedding_texts(text, title, passages, recipe.embedded_as),
             progress=lambda done, total: report("embed", done, total),
         )
         report("store", 0, 1)
@@ -166,7 +169,7 @@ def import_file(
             try:
                 document_id = store.add_document(
                     notebook_id=notebook.id,
-                    title=extracted.title or label,
+                    title=title,
                     filename=label,
                     kind=extracted.kind,
                     sha256=digest,
@@ -178,6 +181,8 @@ def import_file(
                     ocr_pages=extracted.ocr_pages,
                     split=(settings.passage_size, settings.passage_overlap),
                     headings=[Heading(h.start, h.end, h.level) for h in extracted.headings],
+                    embedded_as=recipe.embedded_as,
+                    terms_as=terms_as,
                 )
             finally:
                 store.discard_file_if_unused(digest)

@@ -26,6 +26,11 @@ FAILED = "failed"
 CANCELLED = "cancelled"
 UNFINISHED = (QUEUED, RUNNING, PASSWORD, INTERRUPTED)
 FINISHED = (IMPORTED, DUPLICATE, FAILED, CANCELLED)
+# Kinds of job: a file to import, or a notebook's documents to re-index (knownote.reindex); a
+# re-index job has no file, and counts its progress in passages.
+IMPORT = "import"
+REINDEX = "reindex"
+REINDEX_LABEL = "Re-indexing sources for titles and sections"
 
 
 @dataclass(frozen=True)
@@ -49,6 +54,7 @@ class Job:
     chars: int
     warnings: tuple[str, ...]
     error: str | None
+    kind: str = IMPORT
 
     @property
     def finished(self) -> bool:
@@ -58,13 +64,13 @@ class Job:
 _JOB_SQL = """
     SELECT id, notebook_id, filename, sha256, size, passage_size, status, label, stage, done,
            total, cancel_requested, password_wrong, document_id, pages, passages, chars,
-           warnings, error
+           warnings, error, kind
     FROM import_jobs
 """
 
 
 def _job(row: tuple) -> Job:
-    return Job(*row[:17], tuple(row[17] or ()), row[18])
+    return Job(*row[:17], tuple(row[17] or ()), row[18], row[19] or IMPORT)
 
 
 class JobQueue:
@@ -106,6 +112,8 @@ class JobQueue:
 
     def _discard_bytes_if_unused(self, sha256: str) -> None:
         """Delete a waiting file once no unfinished job needs it (under the lock: see enqueue)."""
+        if not sha256:  # a job without a file (a re-index)
+            return
         with self.store.lock:
             needed = self.store.db.execute(
                 "SELECT 1 FROM import_jobs WHERE sha256 = ? AND status IN (?, ?, ?, ?)",
@@ -130,6 +138,26 @@ class JobQueue:
                 "VALUES (?, ?, ?, ?, ?) RETURNING id",
                 [notebook_id, filename, digest, len(data), passage_size],
             ).fetchone()
+        return self.job(job_id)
+
+    def enqueue_reindex(self, notebook_id: int) -> Job:
+        """Queue a re-index of the notebook's old documents, unless one is already unfinished
+        (then that one is returned; an interrupted one is queued again)."""
+        with self.store.lock:
+            row = self.store.db.execute(
+                "SELECT id FROM import_jobs WHERE notebook_id = ? AND kind = ? "
+                "AND status IN (?, ?, ?, ?) ORDER BY id LIMIT 1",
+                [notebook_id, REINDEX, *UNFINISHED],
+            ).fetchone()
+            if row is None:
+                (job_id,) = self.store.db.execute(
+                    "INSERT INTO import_jobs (notebook_id, filename, sha256, size, passage_size, "
+                    "kind) VALUES (?, ?, '', 0, 0, ?) RETURNING id",
+                    [notebook_id, REINDEX_LABEL, REINDEX],
+                ).fetchone()
+            else:
+                job_id = row[0]
+        self.requeue(job_id)
         return self.job(job_id)
 
     def job(self, job_id: int) -> Job:

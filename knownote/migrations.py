@@ -400,6 +400,17 @@ def m016_headings_and_sections(db: duckdb.DuckDBPyConnection) -> None:
     db.execute("ALTER TABLE passages ADD COLUMN section VARCHAR DEFAULT ''")
 
 
+def m018_how_documents_are_indexed(db: duckdb.DuckDBPyConnection) -> None:
+    # How a document's vectors and keyword terms were made: 'text' (the passage alone) or
+    # 'title+section' (the document title and section path, then the passage); 'words' (plain
+    # words) or 'stem:<language>' (stemmed, without stop words, with a title-and-section field).
+    # Documents imported before keep the old ways until the background re-index redoes them.
+    # Import jobs get a kind: 'import' (a file) or 'reindex' (a notebook's old documents).
+    db.execute("ALTER TABLE documents ADD COLUMN embedded_as VARCHAR DEFAULT 'text'")
+    db.execute("ALTER TABLE documents ADD COLUMN terms_as VARCHAR DEFAULT 'words'")
+    db.execute("ALTER TABLE import_jobs ADD COLUMN kind VARCHAR DEFAULT 'import'")
+
+
 def m020_sorted_terms(db: duckdb.DuckDBPyConnection) -> None:
     # How many rows of passage_terms were last rewritten in term order (by
     # Store.sort_terms_when_due): a keyword search reads only the row groups whose min/max
@@ -429,6 +440,7 @@ MIGRATIONS: list[Migration] = [
     m014_document_split,
     m015_document_overviews,
     m016_headings_and_sections,
+    m018_how_documents_are_indexed,
     m020_sorted_terms,
 ]
 

@@ -162,8 +162,10 @@ _NOTE_SQL = (
 )
 _PASSAGES_SQL = f"""
     SELECT np.note_id, np.n, np.passage_id, np.document_id, np.title, np.passage_index,
-           np.start, np."end", np.page_start, np.page_end, np.text, np.cited, {stale_sql("np")}
+           np.start, np."end", np.page_start, np.page_end, np.text, np.cited, {stale_sql("np")},
+           p.section
     FROM note_passages np LEFT JOIN documents d ON d.id = np.document_id
+    LEFT JOIN passages p ON p.id = np.passage_id AND p.document_id = np.document_id
     WHERE np.note_id IN (SELECT unnest(?::BIGINT[]))
     ORDER BY np.note_id, np.n
 """

@@ -16,17 +16,60 @@ from dataclasses import dataclass
 import duckdb
 import numpy as np
 
+from knownote.analyze import query_terms
 from knownote.codes import CODE_BITS, binary_codes
 from knownote.embed import Embedder
 from knownote.errors import KnowNoteError
 from knownote.store import TERM_KEY, Store, vectors_table
-from knownote.tokenize import term_counts
+from knownote.tokenize import mostly_cjk
 
 MODES = ("hybrid", "vector", "keyword")
 
-# BM25 parameters (the usual Okapi defaults).
+# BM25 parameters: Okapi's k1, and a length normalisation b below the usual 0.75 (tuned with
+# the weights below on held-out questions, the first 400 of xquad.en: README).
 K1 = 1.2
-B = 0.75
+B = 0.5
+# BM25F: a term in the passage's heading (document title and section path) counts as this many
+# occurrences in its text, unnormalised by length.
+HEADING_WEIGHT = 0.5
+# A word matched only through its stem ("trains" for "trained") counts this much of an exact match.
+STEM_WEIGHT = 0.5
+# Only the part of a vector z-score above DENSE_FLOOR counts: a model that cannot read the
+# query's language still puts some passage ~3 standard deviations above the mean by chance.
+DENSE_FLOOR = 2.0
+DENSE_WEIGHT = 2.0
+# ... and for a question mostly in CJK characters, which the default (English) model reads
+# poorly: on cmrc2018 a weight of 2 cost 0.6 points of MRR@10 where xquad.en gained 0.4.
+DENSE_WEIGHT_CJK = 1.0
+# ... and BM25's length normalisation for such a question (JSQuAD's recall@5 fell with 0.5).
+B_CJK = 0.75
+
+
+@dataclass(frozen=True)
+class Tuning:
+    """The weights of a search: BM25F's and the fusion's (see `keyword_ranking`, `fuse`)."""
+
+    k1: float = K1
+    b: float = B
+    stem_weight: float = STEM_WEIGHT
+    heading_weight: float = HEADING_WEIGHT
+    dense_weight: float = DENSE_WEIGHT
+    dense_weight_cjk: float = DENSE_WEIGHT_CJK
+    dense_floor: float = DENSE_FLOOR
+    b_cjk: float = B_CJK
+
+    def for_query(self, query: str) -> Tuning:
+        """The weights for this question (the CJK ones for a question mostly in CJK)."""
+        if mostly_cjk(query):
+            return dataclasses.replace(self, dense_weight=self.dense_weight_cjk, b=self.b_cjk)
+        return self
+
+
+TUNED = Tuning()
+# The search before titles, sections and stemming (what `knownote eval --compare` shows first).
+BEFORE_TUNING = Tuning(
+    k1=1.2, b=0.75, dense_weight=1.0, dense_weight_cjk=1.0, dense_floor=2.0, b_cjk=0.75
+)
 
 
 class SearchError(KnowNoteError):
@@ -45,6 +88,7 @@ class Hit:
     page_end: int | None
     score: float
     text: str
+    section: str = ""  # the section path at the passage's start ('' when none)
 
     def as_dict(self) -> dict[str, object]:
         return dataclasses.asdict(self)
@@ -128,15 +172,16 @@ def rank(
     k: int,
     mode: str,
     vector: np.ndarray | None = None,
+    tuning: Tuning = TUNED,
 ) -> list[tuple[int, float]]:
     """(passage id, score) pairs for the top `k`, best first. Pass `vector` if already known."""
     if mode == "keyword":
-        return keyword_scores(store, scope, query, k)
+        return keyword_scores(store, scope, query, k, tuning)
     if vector is None:
         vector = embedder.embed_query(query)
     if mode == "vector":
         return vector_scores(store, scope, vector, k)
-    return hybrid_scores(store, scope, query, vector, k)
+    return hybrid_scores(store, scope, query, vector, k, tuning)
 
 
 # Passages re-ranked exactly after the pass over the codes: EXACT_CANDIDATES plus one for every
@@ -244,9 +289,12 @@ class ScopeFacts:
     the notebook and the list of searchable document ids.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, analyzers: Sequence[str] = ()) -> None:
         self._bm25: tuple[int, float] | None = None
         self._samples: dict[int, np.ndarray] = {}
+        # How the scope's documents were indexed (documents.terms_as): a query is analysed once
+        # for each, so that documents not yet re-indexed are searched correctly meanwhile.
+        self.analyzers = tuple(sorted(set(analyzers)))
 
     def bm25(self, store: Store, scope: Scope) -> tuple[int, float]:
         """(number of passages, average passage length in terms) over the scope."""
@@ -298,28 +346,31 @@ _facts_lock = threading.Lock()
 def scope_facts(store: Store, scope: Scope) -> ScopeFacts:
     """The cached facts of the scope's current set of searchable documents."""
     with store.lock:
-        ids = store.db.execute(
-            "SELECT id FROM documents WHERE notebook_id = ? AND enabled ORDER BY id",
+        rows = store.db.execute(
+            "SELECT id, terms_as FROM documents WHERE notebook_id = ? AND enabled ORDER BY id",
             [scope.notebook_id],
         ).fetchall()
+    # The analyzers are part of the key: a re-indexed document changes the facts.
     key = (
         scope.notebook_id,
-        tuple(i for (i,) in ids if scope.document_ids is None or i in scope.document_ids),
+        tuple(row for row in rows if scope.document_ids is None or row[0] in scope.document_ids),
     )
     with _facts_lock:
         kept = _facts.setdefault(store, OrderedDict())
         facts = kept.get(key)
         if facts is None:
-            facts = kept[key] = ScopeFacts()
+            facts = kept[key] = ScopeFacts([terms_as for _, terms_as in key[1]])
             while len(kept) > _FACTS_KEPT:
                 kept.popitem(last=False)
         kept.move_to_end(key)
         return facts
 
 
-def keyword_scores(store: Store, scope: Scope, query: str, k: int) -> list[tuple[int, float]]:
-    """Okapi BM25 over the passage_terms index, best first."""
-    return keyword_ranking(store, scope, query, k).hits
+def keyword_scores(
+    store: Store, scope: Scope, query: str, k: int, tuning: Tuning = TUNED
+) -> list[tuple[int, float]]:
+    """BM25F over the passage_terms index, best first."""
+    return keyword_ranking(store, scope, query, k, tuning=tuning).hits
 
 
 def keyword_ranking(
@@ -328,20 +379,26 @@ def keyword_ranking(
     query: str,
     k: int,
     documents: list[int] | object | None = _WHOLE,
+    tuning: Tuning = TUNED,
 ) -> Ranking:
-    """BM25 top `k`; collection statistics (N, average length, df) come from the scope.
+    """BM25F top `k`; collection statistics (N, average length, df) come from the scope.
 
     N and the average length are the scope's cached facts; df is counted over the matches.
+    The query is analysed once per analyzer of the scope (see knownote.analyze): each stored
+    term names its field, text or heading; a term's occurrences in both fields add up (the
+    heading's weighted by `tuning.heading_weight`) before BM25's saturation, and count once in df.
     """
-    counts = term_counts(query)
-    if not counts:
-        return Ranking([], 0.0, 1.0)
     if documents is _WHOLE:
         documents = scope.narrower_than_notebook(store)
     if documents == []:
         return Ranking([], 0.0, 1.0)
-    n, avgdl = scope_facts(store, scope).bm25(store, scope)
-    terms = list(counts)
+    tuning = tuning.for_query(query)
+    facts = scope_facts(store, scope)
+    wanted = query_terms(query, facts.analyzers, tuning.stem_weight, tuning.heading_weight)
+    if not wanted:
+        return Ranking([], 0.0, 1.0)
+    n, avgdl = facts.bm25(store, scope)
+    terms = [row[0] for row in wanted]
     with store.lock:
         (keys,) = store.db.execute(
             f"SELECT list({TERM_KEY}) FROM (SELECT unnest(?::VARCHAR[]) AS term)", [terms]
@@ -354,21 +411,29 @@ def keyword_ranking(
         params.append(documents)
     sql = f"""
         WITH q AS (
-            SELECT unnest(?::VARCHAR[]) AS term, unnest(?::INTEGER[]) AS qtf
+            SELECT unnest(?::VARCHAR[]) AS term, unnest(?::INTEGER[]) AS qtf,
+                   unnest(?::VARCHAR[]) AS base, unnest(?::DOUBLE[]) AS weight,
+                   unnest(?::BOOLEAN[]) AS normalise
         ),
         matches AS (
             SELECT t.passage_id, t.term, t.tf, p.n_terms
             FROM passage_terms t JOIN passages p ON p.id = t.passage_id
             WHERE {where}
         ),
-        df AS (SELECT term, count(*) AS df FROM matches JOIN q USING (term) GROUP BY term),
+        fields AS (
+            SELECT m.passage_id, q.base, any_value(q.qtf) AS qtf,
+                   sum(CASE WHEN q.normalise THEN q.weight * m.tf / (1 - ? + ? * m.n_terms / ?)
+                            ELSE q.weight * m.tf END) AS tf
+            FROM matches m JOIN q USING (term)
+            GROUP BY m.passage_id, q.base
+        ),
+        df AS (SELECT base, count(*) AS df FROM fields GROUP BY base),
         scored AS (
-            SELECT m.passage_id,
-                   sum(q.qtf * ln(1 + (? - df.df + 0.5) / (df.df + 0.5))
-                       * m.tf * (? + 1) / (m.tf + ? * (1 - ? + ? * m.n_terms / ?)))
-                       AS score
-            FROM matches m JOIN q USING (term) JOIN df USING (term)
-            GROUP BY m.passage_id
+            SELECT f.passage_id,
+                   sum(f.qtf * ln(1 + (? - df.df + 0.5) / (df.df + 0.5))
+                       * f.tf * (? + 1) / (f.tf + ?)) AS score
+            FROM fields f JOIN df USING (base)
+            GROUP BY f.passage_id
         ),
         moments AS (
             SELECT sum(score) AS s1, sum(score * score) AS s2 FROM scored
@@ -381,7 +446,21 @@ def keyword_ranking(
     with store.lock:
         rows = store.db.execute(
             sql,
-            [terms, list(counts.values()), *params, n, K1, K1, B, B, avgdl, k],
+            [
+                terms,
+                [row[1] for row in wanted],
+                [row[2] for row in wanted],
+                [row[3] for row in wanted],
+                [row[4] for row in wanted],
+                *params,
+                tuning.b,
+                tuning.b,
+                avgdl,
+                n,
+                tuning.k1,
+                tuning.k1,
+                k,
+            ],
         ).fetchall()
     if not rows:
         return Ranking([], 0.0, 1.0)
@@ -392,7 +471,12 @@ def keyword_ranking(
 
 
 def hybrid_scores(
-    store: Store, scope: Scope, query: str, vector: np.ndarray, k: int
+    store: Store,
+    scope: Scope,
+    query: str,
+    vector: np.ndarray,
+    k: int,
+    tuning: Tuning = TUNED,
 ) -> list[tuple[int, float]]:
     """Fuse the vector and keyword rankings (see `fuse`)."""
     depth = max(k, FUSION_DEPTH)
@@ -400,17 +484,14 @@ def hybrid_scores(
     dense_hits = vector_scores(store, scope, vector, depth, documents)
     mean, std = vector_distribution(store, scope, vector)
     dense = Ranking(dense_hits, mean, std)
-    sparse = keyword_ranking(store, scope, query, depth, documents)
-    return fuse(dense, sparse, depth)[:k]
+    tuning = tuning.for_query(query)
+    sparse = keyword_ranking(store, scope, query, depth, documents, tuning)
+    return fuse(dense, sparse, depth, tuning)[:k]
 
 
-# Only the part of a vector z-score above this counts: a model that cannot read the query's
-# language still puts some passage ~3 standard deviations above the mean by chance.
-DENSE_FLOOR = 2.0
-DENSE_WEIGHT = 1.0
-
-
-def fuse(dense: Ranking, sparse: Ranking, depth: int) -> list[tuple[int, float]]:
+def fuse(
+    dense: Ranking, sparse: Ranking, depth: int, tuning: Tuning = TUNED
+) -> list[tuple[int, float]]:
     """Score-normalised fusion: each score becomes a z-score over the whole scope.
 
     A z-score measures how far a passage stands out from the rest of the notebook in that
@@ -428,7 +509,7 @@ def fuse(dense: Ranking, sparse: Ranking, depth: int) -> list[tuple[int, float]]
     for pid in dense_scores.keys() | sparse_scores.keys():
         z_dense = (dense_scores.get(pid, dense_missing) - dense.mean) / dense.std
         z_sparse = (sparse_scores.get(pid, sparse_missing) - sparse.mean) / sparse.std
-        fused[pid] = DENSE_WEIGHT * max(z_dense - DENSE_FLOOR, 0.0) + z_sparse
+        fused[pid] = tuning.dense_weight * max(z_dense - tuning.dense_floor, 0.0) + z_sparse
     return sorted(fused.items(), key=lambda item: (-item[1], item[0]))
 
 
@@ -455,7 +536,7 @@ def fetch_hits(store: Store, ranked: list[tuple[int, float]]) -> list[Hit]:
     with store.lock:
         rows = store.db.execute(
             'SELECT p.id, p.document_id, d.title, p.idx, p.start, p."end", p.page_start, '
-            f"p.page_end, p.text FROM {source} p JOIN documents d ON d.id = p.document_id",
+            f"p.page_end, p.text, p.section FROM {source} p JOIN documents d ON d.id = p.document_id",
             params,
         ).fetchall()
     by_id = {row[0]: row for row in rows}
@@ -463,7 +544,7 @@ def fetch_hits(store: Store, ranked: list[tuple[int, float]]) -> list[Hit]:
     for pid, score in ranked:
         row = by_id.get(pid)
         if row is not None:
-            hits.append(Hit(*row[:8], score=score, text=row[8]))
+            hits.append(Hit(*row[:8], score=score, text=row[8], section=row[9] or ""))
     return hits
 
 

@@ -50,3 +50,9 @@ def section_paths(text: str, headings: Sequence[Heading], offsets: Sequence[int]
         i = bisect.bisect_right(starts, line_end if line_end >= 0 else len(text)) - 1
         result.append(paths[i] if i >= 0 else "")
     return result
+
+
+def section_label(section: str) -> str:
+    """'§3.2 Training' for the path '3 Method › 3.2 Training' (its innermost heading); ''."""
+    last = section.split(SEPARATOR)[-1].strip()
+    return f"§{last}" if last else ""

@@ -49,6 +49,8 @@ class Document:
     passages: int = 0
     passage_size: int | None = None  # the split it was imported with (None: before it was kept)
     passage_overlap: int | None = None
+    embedded_as: str = "text"  # see knownote.context: what the embedding model was given
+    terms_as: str = "words"  # see knownote.analyze: how the keyword terms were made
 
 
 @dataclass(frozen=True)
@@ -81,6 +83,7 @@ class NewPassage:
     page_end: int | None
     terms: dict[str, int]
     section: str = ""  # the section path at the passage's start (see sections.section_paths)
+    n_terms: int | None = None  # the length BM25 normalises by; None: every term counts
 
 
 @dataclass(frozen=True)
@@ -128,6 +131,10 @@ def ensure_vectors_table(db: duckdb.DuckDBPyConnection, dim: int) -> str:
         f"(passage_id BIGINT PRIMARY KEY, embedding FLOAT[{int(dim)}] NOT NULL)"
     )
     return table
+
+
+def _n_terms(passage: NewPassage) -> int:
+    return sum(passage.terms.values()) if passage.n_terms is None else passage.n_terms
 
 
 def sha256_hex(data: bytes) -> str:
@@ -324,7 +331,8 @@ class Store:
 
     _DOCUMENT_SQL = """
         SELECT d.id, d.notebook_id, d.title, d.filename, d.kind, d.sha256, d.n_chars, d.n_pages,
-               d.enabled, d.warnings, d.n_passages, d.passage_size, d.passage_overlap
+               d.enabled, d.warnings, d.n_passages, d.passage_size, d.passage_overlap,
+               d.embedded_as, d.terms_as
         FROM documents d
     """
 
@@ -422,6 +430,8 @@ class Store:
         ocr_pages: Sequence[OcrPage] = (),
         split: tuple[int, int] | None = None,
         headings: Sequence[Heading] = (),
+        embedded_as: str = "text",
+        terms_as: str = "words",
     ) -> int | None:
         """Store a document with all its passages in one transaction.
 
@@ -447,8 +457,8 @@ class Store:
                 return None
             (document_id,) = db.execute(
                 "INSERT INTO documents (notebook_id, title, filename, kind, sha256, text, n_chars, "
-                "n_pages, n_passages, warnings, passage_size, passage_overlap) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+                "n_pages, n_passages, warnings, passage_size, passage_overlap, embedded_as, "
+                "terms_as) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
                 [
                     notebook_id,
                     title,
@@ -461,6 +471,8 @@ class Store:
                     len(passages),
                     list(warnings),
                     *(split or (None, None)),
+                    embedded_as,
+                    terms_as,
                 ],
             ).fetchone()
             if pages:
@@ -534,10 +546,28 @@ class Store:
                 "page_start": pa.array([p.page_start for p in passages], pa.int32()),
                 "page_end": pa.array([p.page_end for p in passages], pa.int32()),
                 "text": pa.array([text[p.start : p.end] for p in passages], pa.string()),
-                "n_terms": pa.array([sum(p.terms.values()) for p in passages], pa.int32()),
+                "n_terms": pa.array([_n_terms(p) for p in passages], pa.int32()),
                 "section": pa.array([p.section for p in passages], pa.string()),
             }
         )
+        db.register("new_passages", passage_rows)
+        try:
+            db.execute("INSERT INTO passages SELECT * FROM new_passages")
+        finally:
+            db.unregister("new_passages")
+        self._insert_index(db, notebook_id, document_id, ids, passages, vectors, table)
+
+    @staticmethod
+    def _insert_index(
+        db: duckdb.DuckDBPyConnection,
+        notebook_id: int,
+        document_id: int,
+        ids: Sequence[int],
+        passages: Sequence[NewPassage],
+        vectors: np.ndarray,
+        table: str,
+    ) -> None:
+        """The keyword rows, vectors and codes of passages already inserted with these ids."""
         term_ids, terms, counts = [], [], []
         for passage_id, passage in zip(ids, passages, strict=True):
             for term, tf in passage.terms.items():
@@ -561,20 +591,66 @@ class Store:
             }
         )
         ensure_vectors_table(db, dim)
-        db.register("new_passages", passage_rows)
         db.register("new_terms", term_rows)
         db.register("new_vectors", vector_rows)
         try:
-            db.execute("INSERT INTO passages SELECT * FROM new_passages")
             db.execute(
                 "INSERT INTO passage_terms (passage_id, notebook_id, term, tf, term_key) "
                 f"SELECT passage_id, notebook_id, term, tf, {TERM_KEY} FROM new_terms"
             )
             db.execute(f"INSERT INTO {table} SELECT * FROM new_vectors")
         finally:
-            for name in ("new_passages", "new_terms", "new_vectors"):
+            for name in ("new_terms", "new_vectors"):
                 db.unregister(name)
-        insert_codes(db, ids, [notebook_id] * n, [document_id] * n, vectors)
+        n = len(ids)
+        insert_codes(db, list(ids), [notebook_id] * n, [document_id] * n, vectors)
+
+    def reindex_document(
+        self,
+        document_id: int,
+        passages: Sequence[NewPassage],
+        vectors: np.ndarray,
+        *,
+        embedded_as: str,
+        terms_as: str,
+    ) -> None:
+        """Replace a document's keyword rows, vectors and codes in one transaction (the
+        passages, their offsets and text stay). Raises NotFound when it was deleted meanwhile,
+        or re-split (its passages no longer match the ones given)."""
+        with self.transaction() as db:
+            row = db.execute(
+                "SELECT d.notebook_id, n.embedding_dim FROM documents d "
+                "JOIN notebooks n ON n.id = d.notebook_id WHERE d.id = ?",
+                [document_id],
+            ).fetchone()
+            if row is None:
+                raise NotFound(f"The document {document_id} was deleted meanwhile.")
+            notebook_id, dim = row
+            rows = db.execute(
+                'SELECT id, start, "end" FROM passages WHERE document_id = ? ORDER BY idx',
+                [document_id],
+            ).fetchall()
+            if [(s, e) for _, s, e in rows] != [(p.start, p.end) for p in passages] or (
+                len(passages) and vectors.shape != (len(passages), dim)
+            ):
+                raise NotFound(f"The passages of document {document_id} changed meanwhile.")
+            ids = [pid for pid, _, _ in rows]
+            table = ensure_vectors_table(db, dim)
+            inside = "passage_id IN (SELECT id FROM passages WHERE document_id = ?)"
+            db.execute(f"DELETE FROM passage_terms WHERE {inside}", [document_id])
+            db.execute(f"DELETE FROM {table} WHERE {inside}", [document_id])
+            db.execute("DELETE FROM passage_codes WHERE document_id = ?", [document_id])
+            if ids:
+                db.execute(
+                    "UPDATE passages SET n_terms = x.n FROM (SELECT unnest(?::BIGINT[]) AS id, "
+                    "unnest(?::INTEGER[]) AS n) x WHERE passages.id = x.id",
+                    [ids, [_n_terms(p) for p in passages]],
+                )
+                self._insert_index(db, notebook_id, document_id, ids, passages, vectors, table)
+            db.execute(
+                "UPDATE documents SET embedded_as = ?, terms_as = ? WHERE id = ?",
+                [embedded_as, terms_as, document_id],
+            )
 
     def sort_terms_when_due(self) -> bool:
         """Rewrite the keyword rows in term order when enough were added since the last time.

@@ -30,3 +30,12 @@ def tokenize(text: str) -> list[str]:
 
 def term_counts(text: str) -> dict[str, int]:
     return dict(Counter(tokenize(text)))
+
+
+_CJK_CHAR = re.compile(rf"[{_CJK}]")
+
+
+def mostly_cjk(text: str) -> bool:
+    """Whether at least half of a text's letters are CJK characters."""
+    cjk = len(_CJK_CHAR.findall(text))
+    return cjk > 0 and cjk >= sum(ch.isalpha() for ch in text) - cjk

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from knownote.embed import Embedder
 from knownote.errors import KnowNoteError, NotFound
-from knownote.jobs import CANCELLED, DUPLICATE, FAILED, IMPORTED, Job, JobQueue
+from knownote.jobs import CANCELLED, DUPLICATE, FAILED, IMPORTED, REINDEX, Job, JobQueue
 from knownote.settings import Settings
 
 if TYPE_CHECKING:
@@ -62,8 +62,10 @@ class ImportWorker:
         self._thread: threading.Thread | None = None
 
     def start(self) -> ImportWorker:
-        """Mark what a previous process left unfinished as interrupted, then start the thread."""
+        """Mark what a previous process left unfinished as interrupted, queue the re-index of
+        notebooks holding documents indexed the old way, then start the thread."""
         self.queue.recover()
+        self.queue_reindexing()
         self._thread = threading.Thread(target=self._loop, name="knownote-imports", daemon=True)
         self._thread.start()
         # A daemon thread killed inside DuckDB at interpreter exit aborts the process: stop first.
@@ -76,6 +78,14 @@ class ImportWorker:
         self._wake.set()
         if self._thread is not None:
             self._thread.join(timeout)
+
+    def queue_reindexing(self) -> None:
+        """A re-index job for every notebook with documents indexed the old way."""
+        from knownote.reindex import notebooks_to_reindex
+
+        for notebook_id in notebooks_to_reindex(self.queue.store):
+            self.queue.enqueue_reindex(notebook_id)
+        self.wake()
 
     def wake(self) -> None:
         """Look at the queue now (call after adding a job)."""
@@ -141,6 +151,9 @@ class ImportWorker:
         return True
 
     def _run(self, job: Job) -> None:
+        if job.kind == REINDEX:
+            self._reindex(job)
+            return
         from knownote.ingest import import_file  # here: it loads the extraction libraries
 
         password = self._passwords.pop(job.id, None)
@@ -194,6 +207,40 @@ class ImportWorker:
             warnings=result.warnings,
             error=result.error,
         )
+        self._forget_if_notebook_gone(job)
+
+    def _reindex(self, job: Job) -> None:
+        """Redo the notebook's old documents one by one (each commits on its own), reporting
+        passages done; a cancel stops between documents and the rest wait for the next start."""
+        from knownote.reindex import reindex_notebook
+
+        try:
+            notebook = self.queue.store.notebook(job.notebook_id)
+        except NotFound as e:
+            self.queue.finish(job.id, FAILED, error=str(e))
+            self._forget_if_notebook_gone(job)
+            return
+
+        def progress(title: str, done: int, total: int) -> None:
+            if self._stop.is_set():
+                raise ImportStopped
+            if self.queue.report(job.id, title, "reindex", done, total):
+                raise ImportCancelled
+
+        try:
+            reindex_notebook(
+                self.queue.store,
+                self.embedder(notebook.embedding_model),
+                notebook.id,
+                progress,
+            )
+        except ImportCancelled:
+            self.queue.finish(job.id, CANCELLED)
+            self._forget_if_notebook_gone(job)
+            return
+        except ImportStopped:
+            return
+        self.queue.finish(job.id, IMPORTED, passages=self.queue.job(job.id).total)
         self._forget_if_notebook_gone(job)
 
     def _forget_if_notebook_gone(self, job: Job) -> None:

@@ -102,10 +102,10 @@ def assert_store_consistent(store: Store, size: int, overlap: int) -> int:
 def assert_queue_consistent(store: Store) -> None:
     """The import queue's folder holds exactly the files its unfinished jobs wait with, and an
     imported job points at its document."""
-    from knownote.jobs import IMPORTED, UNFINISHED, JobQueue
+    from knownote.jobs import IMPORTED, REINDEX, UNFINISHED, JobQueue
 
     queue = JobQueue(store)
-    jobs = queue.jobs()
+    jobs = [job for job in queue.jobs() if job.kind != REINDEX]  # re-index jobs have no file
     waiting = {job.sha256 for job in jobs if job.status in UNFINISHED}
     folder = queue.files_dir
     kept = {entry.name for entry in folder.iterdir()} if folder and folder.is_dir() else set()

@@ -110,3 +110,20 @@ def test_an_interrupted_import_can_be_removed(home: Path, embedder):
     assert "interrupted" not in texts(at)
     queue = JobQueue(store_for(home))
     assert queue.jobs() == [] and not any(queue.files_dir.iterdir())
+
+
+def test_a_running_reindex_shows_passages_done_and_that_search_works(home: Path):
+    at = create_notebook(start(home))
+    job_id = running_job(home, "reindex", 256, 1000)
+    db = duckdb.connect(str(Settings().with_(home=home).db_path))
+    try:
+        db.execute(
+            "UPDATE import_jobs SET kind = 'reindex', sha256 = '', filename = ? WHERE id = ?",
+            ["Re-indexing sources for titles and sections", job_id],
+        )
+    finally:
+        db.close()
+    at = sources(at)
+    (bar,) = at.get("progress")
+    assert "256 of 1,000 passages; now book\\.pdf; search works meanwhile" in bar.proto.text
+    assert bar.proto.value == 25

@@ -37,6 +37,7 @@ def sources(store, document_id, cited=(1,)):
             p.page_end,
             p.text,
             n in cited,
+            section=p.section,  # loaded back from the passage
         )
         for n, p in enumerate(store.passages(document_id)[:3], start=1)
     ]
@@ -168,9 +169,26 @@ def test_export_has_questions_answers_and_footnotes(store, notebook, document_id
     assert markdown.startswith("# What is a gravity hill?\n")
     assert "## What is a gravity hill?" in markdown and "## Why?" in markdown
     assert "Illusion [^1-1]." in markdown and "Horizon [^2-1]." in markdown
-    assert f"[^1-1]: “Gravity hill”, chars {passage.start:,}–{passage.end:,}" in markdown
+    where = f"“Gravity hill”, §Gravity hill, chars {passage.start:,}–{passage.end:,}"
+    assert f"[^1-1]: {where}" in markdown
     assert "    > " in markdown  # the quoted passage, indented under its footnote
     assert "not cited" in markdown and "- [2] “Gravity hill”" in markdown
+
+
+def test_citations_and_export_carry_the_passages_section(store, notebook, document_id):
+    chat_id, _ = chats.add_question(store, notebook.id, None, "What else?")
+    passage = next(p for p in store.passages(document_id) if "See also" in p.section)
+    cited = SourcePassage(
+        1, passage.id, document_id, "Gravity hill", passage.idx, passage.start, passage.end,
+        None, None, passage.text, True,
+    )  # fmt: skip
+    chats.add_answer(
+        store, chat_id, "Lists [1].", model="m", extractive=False, incomplete=False,
+        passages=[cited],
+    )  # fmt: skip
+    [answer] = chats.load_chat(store, chat_id)
+    assert answer.passages[0].section == passage.section == "Gravity hill › See also"
+    assert "[^1-1]: “Gravity hill”, §See also, chars" in chats.export_markdown(store, chat_id)
 
 
 def test_export_marks_stale_citations(store, notebook, document_id):

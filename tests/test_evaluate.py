@@ -138,3 +138,55 @@ def test_search_command_with_an_unknown_mode_fails(tmp_path, capsys):
     db = tmp_path / "home" / "k.duckdb"
     with pytest.raises(SystemExit):
         main(["--db", str(db), "search", "Facts", "q", "--mode", "fuzzy"])
+
+
+def two_articles(tmp_path):
+    paragraph = lambda text, question, answer: {  # noqa: E731
+        "context": text,
+        "qas": [
+            {"id": question, "question": question,
+             "answers": [{"text": answer, "answer_start": text.index(answer)}]}
+        ],
+    }  # fmt: skip
+    data = {
+        "data": [
+            {"title": "Eiffel_Tower", "paragraphs": [
+                paragraph(CONTEXTS[0], "When was it completed?", "1889"),
+                paragraph("It is 330 metres tall.", "How tall is it?", "330 metres"),
+            ]},
+            {"title": "Mount_Fuji", "paragraphs": [
+                paragraph(CONTEXTS[1], "How high is Mount Fuji?", "3,776 metres"),
+            ]},
+        ]
+    }  # fmt: skip
+    path = tmp_path / "articles.json"
+    path.write_text(json.dumps(data))
+    return path
+
+
+def test_article_mode_joins_paragraphs_and_shifts_the_offsets(tmp_path):
+    dataset = load_squad(two_articles(tmp_path), article=True)
+    assert [c.title for c in dataset.contexts] == ["Eiffel Tower", "Mount Fuji"]
+    assert dataset.contexts[0].text == CONTEXTS[0] + "\n\nIt is 330 metres tall."
+    for q in dataset.questions:
+        assert dataset.contexts[q.context].text[q.start : q.end] == q.answers[0]
+    assert [q.context for q in dataset.questions] == [0, 0, 1]
+
+
+def test_skip_leaves_out_the_first_questions_and_their_contexts(tmp_path):
+    dataset = load_squad(two_articles(tmp_path), skip=2)
+    assert [q.text for q in dataset.questions] == ["How high is Mount Fuji?"]
+    assert [c.text for c in dataset.contexts] == [CONTEXTS[1]]
+    assert dataset.questions[0].context == 0
+
+
+def test_eval_compare_prints_before_and_after_in_one_run(tmp_path, capsys):
+    db = tmp_path / "home" / "k.duckdb"
+    path = two_articles(tmp_path)
+    assert (
+        main(["--db", str(db), "eval", str(path), "--article", "--compare", "--mode", "hybrid"])
+        == 0
+    )
+    out = capsys.readouterr().out
+    assert "(articles): 3 questions, 2 documents" in out
+    assert "hybrid before" in out and "hybrid after" in out

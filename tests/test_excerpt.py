@@ -72,6 +72,17 @@ def test_header_as_in_the_issue():
     assert header == "[2] freeculture.pdf · p. 14 · chars 8,120–8,247"
 
 
+def test_header_with_a_section_as_in_the_issue():
+    header = citation_header(2, "paper.pdf", 14, 14, 8120, 8247, "3 Method › 3.2 Training")
+    assert header == "[2] paper.pdf · §3.2 Training · p. 14 · chars 8,120–8,247"
+
+
+def test_section_in_card_header_is_escaped():
+    html = card("text", 0, 4, section="Intro › <img src=x onerror=alert(5)>")
+    assert "<img" not in html
+    assert "· §&lt;img src=x onerror=alert(5)&gt; · p. 14" in html
+
+
 def test_header_without_pages_leaves_the_page_out():
     assert citation_header(1, "notes.txt", None, None, 0, 10) == "[1] notes.txt · chars 0–10"
 

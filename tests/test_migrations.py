@@ -189,3 +189,26 @@ def test_keyword_rows_stored_before_are_sorted_by_term(tmp_path, monkeypatch):
 
 def test_a_blank_database_has_no_sorted_terms_yet(store):
     assert store.db.execute("SELECT sorted_rows FROM sorted_terms").fetchall() == [(0,)]
+
+
+def test_documents_imported_before_are_marked_as_indexed_the_old_way(tmp_path, monkeypatch):
+    import knownote.migrations as migrations
+
+    db = duckdb.connect(str(tmp_path / "old.duckdb"))
+    before = [m for m in MIGRATIONS if migrations.migration_version(m) < 18]
+    monkeypatch.setattr(migrations, "MIGRATIONS", before)
+    migrations.migrate(db)
+    db.execute(
+        "INSERT INTO documents (id, notebook_id, title, filename, kind, sha256, text, n_chars, "
+        "n_pages) VALUES (7, 1, 't', 't.txt', 'txt', 'x', 'ab cd', 5, 0)"
+    )
+    db.execute(
+        "INSERT INTO import_jobs (notebook_id, filename, sha256, size, passage_size) "
+        "VALUES (1, 'a.pdf', 'y', 1, 500)"
+    )
+    monkeypatch.setattr(migrations, "MIGRATIONS", MIGRATIONS)
+    assert "m018_how_documents_are_indexed" in migrations.migrate(db)
+    row = db.execute("SELECT embedded_as, terms_as FROM documents WHERE id = 7").fetchone()
+    assert row == ("text", "words")
+    assert db.execute("SELECT kind FROM import_jobs").fetchall() == [("import",)]
+    db.close()

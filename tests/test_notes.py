@@ -136,7 +136,8 @@ def test_a_note_used_as_a_source_is_cited_like_any_document(
     result = import_file(store, notebook, filename, data, settings=settings, embedder=embedder)
     text = store.document_text(result.document_id)
     assert text.startswith("## What is a gravity hill?\n\nIt is an optical illusion")
-    assert "[^note1-1]: “Gravity hill”, chars 0–269" in text  # with the passage it cites
+    # with the passage it cites
+    assert "[^note1-1]: “Gravity hill”, §Gravity hill, chars 0–269" in text
     for p in store.passages(result.document_id):
         assert text[p.start : p.end] == p.text
 

@@ -3,10 +3,17 @@ import math
 import numpy as np
 import pytest
 
+from knownote.analyze import passage_terms
+from knownote.context import BEFORE, IndexRecipe
 from knownote.errors import KnowNoteError
 from knownote.evaluate import import_text
 from knownote.retrieve import (
+    BEFORE_TUNING,
+    HEADING_WEIGHT,
+    K1,
     MODES,
+    STEM_WEIGHT,
+    B,
     Hit,
     Ranking,
     Scope,
@@ -66,7 +73,13 @@ def test_keyword_search_returns_only_passages_sharing_a_term(store, notebook, do
     assert [pid for pid, _ in hits] == [p.id for p in store.passages(docs["dog"])]
 
 
-def test_bm25_score_matches_the_formula(store, notebook, docs):
+def test_bm25_score_of_documents_indexed_before_matches_the_okapi_formula(
+    store, notebook, embedder
+):
+    docs = {
+        name: import_text(store, notebook.id, embedder, name, text, recipe=BEFORE)
+        for name, text in {"cat": CAT, "dog": DOG, "tea": TEA, "zh": ZH, "ja": JA}.items()
+    }
     passages = [p for d in docs.values() for p in store.passages(d)]
     lengths = {p.id: sum(term_counts(p.text).values()) for p in passages}
     avgdl = sum(lengths.values()) / len(lengths)
@@ -74,9 +87,51 @@ def test_bm25_score_matches_the_formula(store, notebook, docs):
     tf, df, n = term_counts(dog.text)["dog"], 1, len(passages)
     idf = math.log(1 + (n - df + 0.5) / (df + 0.5))
     expected = idf * tf * 2.2 / (tf + 1.2 * (1 - 0.75 + 0.75 * lengths[dog.id] / avgdl))
-    [(pid, score)] = keyword_scores(store, Scope(notebook.id), "dog", 5)
+    [(pid, score)] = keyword_scores(store, Scope(notebook.id), "dog", 5, BEFORE_TUNING)
     assert pid == dog.id
     assert score == pytest.approx(expected, rel=1e-6)
+
+
+def test_bm25f_adds_stem_and_heading_matches_before_saturation(store, notebook, embedder):
+    english = IndexRecipe(terms_as="stem:en")
+    texts = {"cat": CAT, "dog": DOG, "tea": TEA}
+    docs = {
+        n: import_text(store, notebook.id, embedder, n, t, recipe=english) for n, t in texts.items()
+    }
+    passages = [p for d in docs.values() for p in store.passages(d)]
+    lengths = {p.id: passage_terms(p.text, "", "stem:en")[1] for p in passages}
+    avgdl = sum(lengths.values()) / len(lengths)
+    dog = store.passages(docs["dog"])[0]
+    norm = 1 - B + B * lengths[dog.id] / avgdl
+    # "dog" once as written, "Dogs" through its stem, and the title "dog" in the heading field
+    tf = 1 / norm + STEM_WEIGHT * 1 / norm + HEADING_WEIGHT * 1
+    idf = math.log(1 + (len(passages) - 1 + 0.5) / (1 + 0.5))
+    [(pid, score)] = keyword_scores(store, Scope(notebook.id), "dog", 5)
+    assert pid == dog.id
+    assert score == pytest.approx(idf * tf * (K1 + 1) / (tf + K1), rel=1e-6)
+
+
+def test_a_word_matches_its_other_forms_through_its_stem(store, notebook, embedder):
+    english = IndexRecipe(terms_as="stem:en")
+    dog = import_text(store, notebook.id, embedder, "d", DOG, recipe=english)
+    import_text(store, notebook.id, embedder, "t", TEA, recipe=english)
+    hits = keyword_scores(store, Scope(notebook.id), "barking companion", 5)
+    assert [pid for pid, _ in hits] == [p.id for p in store.passages(dog)]
+
+
+def test_old_and_new_documents_are_searched_together_each_by_its_own_terms(
+    store, notebook, embedder
+):
+    old = import_text(store, notebook.id, embedder, "old", DOG, recipe=BEFORE)
+    new = import_text(
+        store, notebook.id, embedder, "new", DOG.replace("dog", "hound"), recipe=IndexRecipe()
+    )
+    import_text(store, notebook.id, embedder, "tea", TEA, recipe=IndexRecipe())
+    assert {store.document(old).terms_as, store.document(new).terms_as} == {"words", "stem:"}
+    hits = keyword_scores(store, Scope(notebook.id), "mailman", 5)
+    assert {pid for pid, _ in hits} == {store.passages(old)[0].id, store.passages(new)[0].id}
+    # the same passage text scores the same in both kinds of index
+    assert hits[0][1] == pytest.approx(hits[1][1], rel=1e-6)
 
 
 def test_bm25_statistics_follow_new_and_disabled_documents(store, embedder, notebook, docs):
@@ -90,8 +145,9 @@ def test_bm25_statistics_follow_new_and_disabled_documents(store, embedder, note
     narrow = Scope(notebook.id, (docs["dog"],))
     [(pid, score)] = keyword_scores(store, narrow, "dog", 5)
     dog = store.passages(docs["dog"])[0]
-    tf = term_counts(dog.text)["dog"]
-    # A scope of one passage: N = 1, df = 1, the average length is the passage's own.
+    # A scope of one passage: N = 1, df = 1, the average length is the passage's own; "dog"
+    # once in the text (a short text is not stemmed) and once in the title.
+    tf = 1 + HEADING_WEIGHT
     expected = math.log(1 + 0.5 / 1.5) * tf * 2.2 / (tf + 1.2)
     assert (pid, score) == (dog.id, pytest.approx(expected, rel=1e-6))
 

@@ -276,6 +276,7 @@ def card(store: Store, answer: Answer, passage: SourcePassage) -> str:
         spans=card_spans(span_anchors(answer.message_id or 0, answer.supports), passage.n),
         ocr=read_by_ocr(store, passage),
         reflow=page_text(store, passage),
+        section=passage.section,
     )
 
 

@@ -20,6 +20,7 @@ from knownote.jobs import (
     INTERRUPTED,
     PASSWORD,
     QUEUED,
+    REINDEX,
     RUNNING,
     Job,
 )
@@ -101,6 +102,9 @@ def live_jobs(worker: ImportWorker, notebook_id: int) -> None:
 def live_row(worker: ImportWorker, job: Job) -> None:
     name = escape_markdown(job.filename)
     info, action = st.columns([6, 1], vertical_alignment="center")
+    if job.status == QUEUED and job.kind == REINDEX:
+        info.markdown(f"{name}: waiting; search works meanwhile")
+        return
     if job.status == QUEUED:
         info.markdown(f"{name}: waiting to be imported")
         action.button(
@@ -125,6 +129,13 @@ def progress_of(job: Job) -> tuple[float, str]:
     stage = job.stage or ""
     if not stage:
         return 0.0, "starting"
+    if stage == "reindex":
+        # label: the source being redone; search uses the old index of the rest meanwhile.
+        where = f"; now {job.label}" if job.label else ""
+        return (
+            min(job.done / job.total, 1.0) if job.total else 0.0,
+            f"{job.done:,} of {job.total:,} passages{where}; search works meanwhile",
+        )
     i = STAGES.index(stage) if stage in STAGES else 0
     part = job.done / job.total if job.total else 0.0
     text = STAGE_LABELS.get(stage, stage)
@@ -137,6 +148,9 @@ def progress_of(job: Job) -> tuple[float, str]:
 
 def job_outcome(worker: ImportWorker, job: Job) -> None:
     name = escape_markdown(job.filename)
+    if job.kind == REINDEX:
+        reindex_outcome(job)
+        return
     if job.status == IMPORTED:
         pages = f"{count(job.pages, 'page')}, " if job.pages else ""
         st.markdown(
@@ -154,6 +168,17 @@ def job_outcome(worker: ImportWorker, job: Job) -> None:
         interrupted_row(worker, job)
     for warning in job.warnings:
         st.caption(escape_markdown(warning))
+
+
+def reindex_outcome(job: Job) -> None:
+    if job.status == IMPORTED:
+        st.markdown(f"✓ Re-indexed {count(job.passages, 'passage')} for titles and sections")
+    elif job.status == CANCELLED:
+        st.markdown("✗ Re-indexing stopped; the rest is redone when the app starts again")
+    elif job.status == FAILED:
+        st.error(escape_markdown(f"Re-indexing stopped: {job.error}"))
+    else:  # interrupted: queued again when the app starts
+        st.markdown("Re-indexing was interrupted; it goes on when the app starts again")
 
 
 def interrupted_row(worker: ImportWorker, job: Job) -> None:

@@ -7,6 +7,7 @@ import streamlit as st
 from knownote.errors import NotFound
 from knownote.excerpt import escape_markdown, text_with_page_markers
 from knownote.extract import SUPPORTED
+from knownote.reindex import is_stale
 from knownote.servers import AnswerServers
 from knownote.settings import Settings
 from knownote.store import Document, Notebook, Store
@@ -20,6 +21,10 @@ from knownote.ui.common import (
 from knownote.ui.imports import import_panel, queue_uploads
 from knownote.worker import ImportWorker
 
+OLD_INDEX = (
+    "Indexed without its title and sections: searched as before until the re-index above "
+    "has redone it."
+)
 PAGES_PER_VIEW = 10
 CHARS_PER_VIEW = 60_000
 SOURCES_PER_VIEW = 30
@@ -111,6 +116,8 @@ def document_row(store: Store, document: Document) -> None:
         )
         for warning in document.warnings:
             info.caption(f"⚠ {escape_markdown(warning)}")
+        if is_stale(document):
+            info.caption(OLD_INDEX)
         switch.toggle(
             "Use in answers",
             value=document.enabled,
