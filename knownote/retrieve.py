@@ -536,7 +536,8 @@ def fetch_hits(store: Store, ranked: list[tuple[int, float]]) -> list[Hit]:
     with store.lock:
         rows = store.db.execute(
             'SELECT p.id, p.document_id, d.title, p.idx, p.start, p."end", p.page_start, '
-            f"p.page_end, p.text, p.section FROM {source} p JOIN documents d ON d.id = p.document_id",
+            f"p.page_end, p.text, p.section FROM {source} p "
+            "JOIN documents d ON d.id = p.document_id",
             params,
         ).fetchall()
     by_id = {row[0]: row for row in rows}
