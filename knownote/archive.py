@@ -32,7 +32,13 @@ import pyarrow.compute as pc
 
 from knownote.check import document_problems
 from knownote.errors import DamagedArchive, DiskFull, FileTooLarge, KnowNoteError
-from knownote.store import Store, ensure_vectors_table, sha256_hex, vectors_table
+from knownote.store import (
+    Store,
+    ensure_vectors_table,
+    fill_term_lengths,
+    sha256_hex,
+    vectors_table,
+)
 
 FORMAT = "knownote-notebook"
 VERSION = 3  # 2: notes; 3: headings and passages.section
@@ -50,7 +56,8 @@ class Table:
     `scope` selects them (`?` is the notebook id), `order` fixes their order. `key` is the table's
     own id column, renumbered from `sequence` on import. `refs` are columns that must point at a
     row of the named table inside the archive; `loose` columns may point at a row that is gone
-    (a citation of a deleted document): unresolved, they get the value given.
+    (a citation of a deleted document): unresolved, they get the value given. A `derived` column
+    is not carried: it is computed again from the imported rows.
     """
 
     name: str
@@ -61,6 +68,7 @@ class Table:
     refs: dict[str, str] = field(default_factory=dict)
     loose: dict[str, tuple[str, int | None]] = field(default_factory=dict)
     since: int = 1  # the first format version that carries the table
+    derived: str | None = None
 
     def physical(self, dim: int) -> str:
         return vectors_table(dim) if self.name == "vectors" else self.name
@@ -82,7 +90,7 @@ TABLES: list[Table] = [
     Table("passages", "notebook_id = ?", "id", "id", "passage_ids",
           {"document_id": "documents", **_NB}),
     Table("passage_terms", "notebook_id = ?", "passage_id, term",
-          refs={"passage_id": "passages", **_NB}),
+          refs={"passage_id": "passages", **_NB}, derived="n_terms"),
     Table("vectors", "passage_id IN (SELECT id FROM passages WHERE notebook_id = ?)",
           "passage_id", refs={"passage_id": "passages"}),
     Table("passage_codes", "notebook_id = ?", "passage_id",
@@ -166,7 +174,8 @@ def read_tables(db: duckdb.DuckDBPyConnection, notebook_id: int, dim: int) -> di
                 }
             )
             continue
-        sql = f"SELECT * FROM {physical} WHERE {table.scope} ORDER BY {table.order}"
+        columns = f"* EXCLUDE ({table.derived})" if table.derived else "*"
+        sql = f"SELECT {columns} FROM {physical} WHERE {table.scope} ORDER BY {table.order}"
         out[table.name] = _arrow(db.execute(sql, [notebook_id] * sql.count("?")))
     return out
 
@@ -584,6 +593,7 @@ def import_notebook(
                 for table in TABLES:
                     if table.name in tables:  # an older format lacks the newer tables
                         _insert(db, table, tables[table.name], dim, ids)
+                fill_term_lengths(db, notebook_id)
                 for digest in sorted(sources):
                     data, _ = _entry_bytes(zf, zf.getinfo(f"sources/{digest}"))
                     if sha256_hex(data) != digest:

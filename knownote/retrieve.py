@@ -407,7 +407,11 @@ def keyword_ranking(
     where = f"t.term_key IN ({', '.join(str(int(key)) for key in keys)}) AND t.notebook_id = ?"
     params: list[object] = [scope.notebook_id]
     if documents is not None:
-        where += " AND list_contains(?::BIGINT[], p.document_id)"
+        # Each row carries its passage's length (m021); passages are joined only to narrow.
+        where += (
+            " AND t.passage_id IN (SELECT id FROM passages "
+            "WHERE list_contains(?::BIGINT[], document_id))"
+        )
         params.append(documents)
     sql = f"""
         WITH q AS (
@@ -416,8 +420,8 @@ def keyword_ranking(
                    unnest(?::BOOLEAN[]) AS normalise
         ),
         matches AS (
-            SELECT t.passage_id, t.term, t.tf, p.n_terms
-            FROM passage_terms t JOIN passages p ON p.id = t.passage_id
+            SELECT t.passage_id, t.term, t.tf, t.n_terms
+            FROM passage_terms t
             WHERE {where}
         ),
         fields AS (

@@ -118,6 +118,16 @@ UNSORTED_TERMS_MIN = 200_000
 UNSORTED_TERMS_SHARE = 0.25
 
 
+def fill_term_lengths(db: duckdb.DuckDBPyConnection, notebook_id: int) -> None:
+    """Copy each passage's length in terms onto its keyword rows (rows written without it)."""
+    db.execute(
+        "UPDATE passage_terms SET n_terms = p.n_terms FROM passages p "
+        "WHERE p.id = passage_terms.passage_id AND passage_terms.notebook_id = ? "
+        "AND passage_terms.n_terms IS NULL",
+        [notebook_id],
+    )
+
+
 def vectors_table(dim: int) -> str:
     """Vectors live in one table per dimension, as fixed-size FLOAT[dim] arrays."""
     return f"vectors_{int(dim)}"
@@ -568,18 +578,21 @@ class Store:
         table: str,
     ) -> None:
         """The keyword rows, vectors and codes of passages already inserted with these ids."""
-        term_ids, terms, counts = [], [], []
+        term_ids, terms, counts, lengths = [], [], [], []
         for passage_id, passage in zip(ids, passages, strict=True):
+            n_terms = _n_terms(passage)
             for term, tf in passage.terms.items():
                 term_ids.append(passage_id)
                 terms.append(term)
                 counts.append(tf)
+                lengths.append(n_terms)
         term_rows = pa.table(
             {
                 "passage_id": pa.array(term_ids, pa.int64()),
                 "notebook_id": pa.array([notebook_id] * len(terms), pa.int64()),
                 "term": pa.array(terms, pa.string()),
                 "tf": pa.array(counts, pa.int32()),
+                "n_terms": pa.array(lengths, pa.int32()),
             }
         )
         dim = vectors.shape[1]
@@ -595,8 +608,8 @@ class Store:
         db.register("new_vectors", vector_rows)
         try:
             db.execute(
-                "INSERT INTO passage_terms (passage_id, notebook_id, term, tf, term_key) "
-                f"SELECT passage_id, notebook_id, term, tf, {TERM_KEY} FROM new_terms"
+                "INSERT INTO passage_terms (passage_id, notebook_id, term, tf, term_key, n_terms) "
+                f"SELECT passage_id, notebook_id, term, tf, {TERM_KEY}, n_terms FROM new_terms"
             )
             db.execute(f"INSERT INTO {table} SELECT * FROM new_vectors")
         finally:

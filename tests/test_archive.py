@@ -6,9 +6,12 @@ import hashlib
 import re
 from pathlib import Path
 
+import duckdb
 import numpy as np
+import pyarrow as pa
 import pytest
 
+from knownote.analyze import WORDS, passage_terms
 from knownote.answer import ask
 from knownote.archive import (
     _BY_NAME,
@@ -26,7 +29,7 @@ from knownote.ingest import import_file
 from knownote.notebooks import delete_notebook
 from knownote.retrieve import search
 from knownote.settings import Settings
-from knownote.store import Store
+from knownote.store import TERM_KEY, Store
 from tests.conftest import DOCS, corpus_file
 from tests.hostile_archives import HOSTILE
 from tests.invariants import row_counts
@@ -217,7 +220,14 @@ def test_an_archive_of_format_2_imports_without_headings(small_archive, tmp_path
     manifest = _manifest(entries)
     tables = {t.name: _table(entries, t.name) for t in TABLES}
     tables["passages"] = tables["passages"].drop_columns(["section"])
-    _put_table(entries, "passages", tables["passages"])
+    # Documents were indexed the old way then (plain words, no heading field).
+    tables["documents"] = tables["documents"].drop_columns(["embedded_as", "terms_as"])
+    tables["passages"], tables["passage_terms"] = _plain_words(
+        tables["passages"], tables["passage_terms"]
+    )
+    for name in ("passages", "documents", "passage_terms"):
+        _put_table(entries, name, tables[name])
+    manifest["rows"]["passage_terms"] = tables["passage_terms"].num_rows
     del tables["headings"], entries["tables/headings.arrow"], manifest["rows"]["headings"]
     manifest["digests"] = {
         name: digest
@@ -234,6 +244,29 @@ def test_an_archive_of_format_2_imports_without_headings(small_archive, tmp_path
     assert check_store(fresh) == (3, [])
     for _, headings, sections in outline(fresh, result.notebook_id):
         assert headings == [] and set(sections) == {""}
+
+
+def _plain_words(passages: pa.Table, like: pa.Table) -> tuple[pa.Table, pa.Table]:
+    """Passages and keyword rows as the old way counted them: plain words, no heading field."""
+    counted = [passage_terms(text, "", WORDS) for text in passages.column("text").to_pylist()]
+    lengths = pa.array([n for _, n in counted], passages.schema.field("n_terms").type)
+    passages = passages.set_column(passages.schema.get_field_index("n_terms"), "n_terms", lengths)
+    rows = [
+        (pid, notebook_id, term, tf)
+        for pid, notebook_id, (terms, _) in zip(
+            passages.column("id").to_pylist(),
+            passages.column("notebook_id").to_pylist(),
+            counted,
+            strict=True,
+        )
+        for term, tf in terms.items()
+    ]
+    ids, notebooks, terms, tfs = (list(c) for c in zip(*rows, strict=True))
+    keys = duckdb.execute(f"SELECT {TERM_KEY} FROM unnest(?::VARCHAR[]) t(term)", [terms])
+    table = pa.table(
+        [ids, notebooks, terms, tfs, [k for (k,) in keys.fetchall()]], schema=like.schema
+    )
+    return passages, table.sort_by([("passage_id", "ascending"), ("term", "ascending")])
 
 
 def test_an_archive_over_the_size_limit_is_refused(small_archive, fresh):

@@ -175,14 +175,15 @@ def test_keyword_rows_stored_before_are_sorted_by_term(tmp_path, monkeypatch):
     db.executemany("INSERT INTO passage_terms (passage_id, notebook_id, term, tf) VALUES "
                    "(?, ?, ?, ?)", rows)  # fmt: skip
     db.execute("UPDATE passage_terms SET term_key = (md5_number_lower(term) >> 1)::BIGINT")
-    kept = db.execute("SELECT * FROM passage_terms ORDER BY ALL").fetchall()
+    columns = "passage_id, notebook_id, term, tf, term_key"
+    kept = db.execute(f"SELECT {columns} FROM passage_terms ORDER BY ALL").fetchall()
     monkeypatch.setattr(migrations, "MIGRATIONS", MIGRATIONS)
     assert "m020_sorted_terms" in migrations.migrate(db)
     keys = [
         k for (k,) in db.execute("SELECT term_key FROM passage_terms ORDER BY rowid").fetchall()
     ]
     assert keys == sorted(keys)
-    assert db.execute("SELECT * FROM passage_terms ORDER BY ALL").fetchall() == kept
+    assert db.execute(f"SELECT {columns} FROM passage_terms ORDER BY ALL").fetchall() == kept
     assert db.execute("SELECT sorted_rows FROM sorted_terms").fetchall() == [(50,)]
     db.close()
 
@@ -211,4 +212,26 @@ def test_documents_imported_before_are_marked_as_indexed_the_old_way(tmp_path, m
     row = db.execute("SELECT embedded_as, terms_as FROM documents WHERE id = 7").fetchone()
     assert row == ("text", "words")
     assert db.execute("SELECT kind FROM import_jobs").fetchall() == [("import",)]
+    db.close()
+
+
+def test_keyword_rows_stored_before_get_their_passage_length_in_place(tmp_path, monkeypatch):
+    import knownote.migrations as migrations
+
+    db = duckdb.connect(str(tmp_path / "old.duckdb"))
+    monkeypatch.setattr(migrations, "MIGRATIONS", [m for m in MIGRATIONS if m.__name__ < "m021"])
+    migrations.migrate(db)
+    db.execute(
+        'INSERT INTO passages (id, document_id, notebook_id, idx, start, "end", text, n_terms) '
+        "SELECT i, 1, 1, i, 0, 1, 'x', 10 + i FROM range(3) t(i)"
+    )
+    db.execute(
+        "INSERT INTO passage_terms (passage_id, notebook_id, term, tf, term_key) "
+        "SELECT i % 3, 1, 't' || (9 - i), 1, 9 - i FROM range(9) t(i)"
+    )
+    order = db.execute("SELECT passage_id, term FROM passage_terms ORDER BY rowid").fetchall()
+    monkeypatch.setattr(migrations, "MIGRATIONS", MIGRATIONS)
+    assert migrations.migrate(db) == ["m021_term_rows_carry_passage_length"]
+    rows = db.execute("SELECT passage_id, term, n_terms FROM passage_terms ORDER BY rowid")
+    assert [(p, t, n) for p, t, n in rows.fetchall()] == [(p, t, 10 + p) for p, t in order]
     db.close()
