@@ -13,7 +13,8 @@ import time
 import streamlit as st
 
 from knownote.access import GUESSES, expected_password, password_matches
-from knownote.embed import Embedder, get_embedder
+from knownote.embed import Embedder
+from knownote.embedders import get_embedder
 from knownote.errors import KnowNoteError, NotFound
 from knownote.excerpt import STYLE, escape_markdown
 from knownote.jobs import JobQueue

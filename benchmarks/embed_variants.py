@@ -24,8 +24,9 @@ import numpy as np
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from knownote.embed import SentenceTransformerEmbedder, get_embedder
+from knownote.embed import SentenceTransformerEmbedder
 from knownote.embed_onnx import OnnxEmbedder
+from knownote.embedders import get_embedder
 from knownote.evaluate import load_squad
 from knownote.extract import extract
 from knownote.split import split

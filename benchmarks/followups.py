@@ -26,7 +26,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from knownote.answer import ask
 from knownote.chats import load_chat
-from knownote.embed import get_embedder
+from knownote.embedders import get_embedder
 from knownote.evaluate import import_text, load_squad
 from knownote.followup import queries_for, search_queries
 from knownote.prompts import standalone_query

@@ -99,7 +99,7 @@ def main() -> None:
 
 
 def import_time(path: Path) -> None:
-    from knownote.embed import get_embedder
+    from knownote.embedders import get_embedder
     from knownote.ingest import import_file
     from knownote.settings import Settings
     from knownote.store import Store

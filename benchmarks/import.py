@@ -27,7 +27,8 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.split import splitter_ratio
-from knownote.embed import SentenceTransformerEmbedder, get_embedder
+from knownote.embed import SentenceTransformerEmbedder
+from knownote.embedders import get_embedder
 from knownote.extract import extract
 from knownote.ingest import import_file
 from knownote.settings import Settings

@@ -23,7 +23,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from knownote.context import BEFORE, CURRENT, IndexRecipe
-from knownote.embed import get_embedder
+from knownote.embedders import get_embedder
 from knownote.ingest import import_file
 from knownote.settings import Settings
 from knownote.store import Store

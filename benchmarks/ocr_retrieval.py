@@ -26,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import pymupdf
 
-from knownote.embed import get_embedder
+from knownote.embedders import get_embedder
 from knownote.evaluate import Context, Dataset, load_squad
 from knownote.ingest import import_file
 from knownote.retrieve import Scope, rank

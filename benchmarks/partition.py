@@ -30,7 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from search import corpus_passages, synthetic
 
 from knownote.codes import binary_codes
-from knownote.embed import get_embedder
+from knownote.embedders import get_embedder
 
 HAMMING = " + ".join(f"bit_count(xor(c.c{i}, ?::BIGINT))::SMALLINT" for i in range(6))
 

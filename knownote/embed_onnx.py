@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from knownote.embed import Progress
+from knownote.embed import Progress, model_location
 from knownote.errors import ModelError
 
 # Tokens per batch (padding included): batches of short passages hold more of them.
@@ -128,7 +128,6 @@ def mean_pool(hidden: np.ndarray, mask: np.ndarray) -> np.ndarray:
 
 def packaged_onnx_embedder(name: str) -> OnnxEmbedder:
     """The packaged default model through ONNX Runtime, its graph cached in `model_cache`."""
-    from knownote.embed import model_location  # here: embed imports this module lazily
     from knownote.onnx_export import graph_path
     from knownote.settings import Settings
 

@@ -8,7 +8,8 @@ from dataclasses import dataclass, field
 from pathlib import PurePath
 
 from knownote.context import CURRENT, IndexRecipe, embedding_texts, index_passages
-from knownote.embed import Embedder, get_embedder
+from knownote.embed import Embedder
+from knownote.embedders import get_embedder
 from knownote.errors import FileTooLarge, KnowNoteError, ModelError, NotFound, PasswordRequired
 from knownote.extract import OcrLimits
 from knownote.sections import section_paths

@@ -15,7 +15,7 @@ os.environ.setdefault(
     "KNOWNOTE_MODEL_CACHE", str(Path(tempfile.gettempdir()) / "knownote-test-models")
 )
 
-from knownote.embed import get_embedder
+from knownote.embedders import get_embedder
 from knownote.settings import Settings
 from knownote.store import Store
 

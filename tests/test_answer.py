@@ -376,7 +376,7 @@ KILLED_ASK = textwrap.dedent(
     """
     import sys
     from knownote.answer import ask
-    from knownote.embed import get_embedder
+    from knownote.embedders import get_embedder
     from knownote.llm import OllamaChat
     from knownote.settings import Settings
     from knownote.store import Store

@@ -1,7 +1,8 @@
 import numpy as np
 import pytest
 
-from knownote.embed import get_embedder, model_location
+from knownote.embed import model_location
+from knownote.embedders import get_embedder
 from knownote.errors import ModelError
 
 

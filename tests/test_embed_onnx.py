@@ -10,8 +10,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from knownote.embed import SentenceTransformerEmbedder, get_embedder
+from knownote.embed import SentenceTransformerEmbedder
 from knownote.embed_onnx import OnnxEmbedder
+from knownote.embedders import get_embedder
 from knownote.errors import ModelError
 from knownote.evaluate import load_squad
 from knownote.onnx_export import ensure_graph
@@ -72,7 +73,7 @@ def test_no_passages_give_an_empty_matrix(embedder):
 def test_default_path_answers_a_query_without_importing_torch(embedder):
     embedder.embed_query("make sure the graph is cached")
     code = (
-        "import sys; from knownote.embed import get_embedder; "
+        "import sys; from knownote.embedders import get_embedder; "
         "v = get_embedder().embed_query('where is the cat?'); "
         "print(v.shape[0], 'torch' in sys.modules, 'sentence_transformers' in sys.modules)"
     )
@@ -101,24 +102,24 @@ def test_a_damaged_graph_is_a_clear_error(embedder, tmp_path):
     ("backend", "kind"), [("torch", SentenceTransformerEmbedder), ("onnx", OnnxEmbedder)]
 )
 def test_the_backend_setting_chooses_the_path(monkeypatch, backend, kind):
-    import knownote.embed
+    import knownote.embedders
 
     monkeypatch.setenv("KNOWNOTE_EMBEDDING_BACKEND", backend)
-    monkeypatch.setattr(knownote.embed, "_cache", {})
+    monkeypatch.setattr(knownote.embedders, "_cache", {})
     assert isinstance(get_embedder(), kind)
 
 
 def test_other_models_stay_with_sentence_transformers(monkeypatch, tmp_path):
-    import knownote.embed
+    import knownote.embedders
 
-    monkeypatch.setattr(knownote.embed, "_cache", {})
+    monkeypatch.setattr(knownote.embedders, "_cache", {})
     assert isinstance(get_embedder(str(tmp_path / "my-model")), SentenceTransformerEmbedder)
 
 
 def test_an_unknown_backend_is_a_clear_error(monkeypatch):
-    import knownote.embed
+    import knownote.embedders
 
     monkeypatch.setenv("KNOWNOTE_EMBEDDING_BACKEND", "tpu")
-    monkeypatch.setattr(knownote.embed, "_cache", {})
+    monkeypatch.setattr(knownote.embedders, "_cache", {})
     with pytest.raises(ModelError, match="KNOWNOTE_EMBEDDING_BACKEND"):
         get_embedder()
