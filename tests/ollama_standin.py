@@ -22,6 +22,7 @@ model still loading does; later: a model that stops sending). It is not part of 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import socket
@@ -48,6 +49,24 @@ def pieces(text: str) -> list[str]:
 
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
+
+    def __init__(self, *args: object) -> None:
+        super().__init__(*args)
+        self.open: set[socket.socket] = set()  # connections kept alive between requests
+
+    def process_request(self, request: socket.socket, client_address: object) -> None:
+        self.open.add(request)
+        super().process_request(request, client_address)
+
+    def shutdown_request(self, request: socket.socket) -> None:
+        self.open.discard(request)
+        super().shutdown_request(request)
+
+    def hang_up(self) -> None:
+        """Close every open connection, as a server process that goes down does."""
+        for request in list(self.open):
+            with contextlib.suppress(OSError):
+                request.shutdown(socket.SHUT_RDWR)
 
     def handle_error(self, request: object, client_address: object) -> None:
         # A client that hangs up (a timeout, a test that stops early) is expected here.
@@ -96,6 +115,7 @@ class OllamaStandIn:
     def __exit__(self, *exc: object) -> None:
         self._server.shutdown()
         self._server.server_close()
+        self._server.hang_up()
         self._thread.join(timeout=5)
 
     def chats(self) -> list[dict]:
