@@ -31,16 +31,17 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from knownote import retrieve
+from knownote.analyze import heading_terms, text_terms
 from knownote.embed import SentenceTransformerEmbedder
 from knownote.embedders import get_embedder
 from knownote.retrieve import Scope, search, vector_scores
 from knownote.split import split
 from knownote.store import NewPassage, Store
-from knownote.tokenize import term_counts
 
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
 SETS = ["qa_en/xquad.en.json", "qa_zh/cmrc2018_dev.json"]
 PER_DOCUMENT = 1000
+ANALYZER = "stem:en"  # CJK text stays bigrams in every analyzer
 
 
 def corpus_passages(limit: int) -> tuple[list[str], list[str]]:
@@ -80,18 +81,23 @@ def build(
     if memory_limit:  # DuckDB's default is 80% of the machine's memory
         store.db.execute(f"SET memory_limit = '{memory_limit}'")
     notebook = store.create_notebook("bench", "all-MiniLM-L6-v2", dim)
-    terms = [term_counts(t) for t in texts]
+    # Keyword rows as an import makes them now: stemmed words and a heading field (the title).
+    counted = [text_terms(t, ANALYZER) for t in texts]
     for i in range(0, len(vectors), PER_DOCUMENT):
         chunk = range(i, min(i + PER_DOCUMENT, len(vectors)))
+        title = f"document {i // PER_DOCUMENT}"
+        heading = heading_terms(title, ANALYZER)
         parts, passages, offset = [], [], 0
         for j in chunk:
             text = texts[origin[j]]
-            passages.append(NewPassage(offset, offset + len(text), None, None, terms[origin[j]]))
+            terms, n_terms = counted[origin[j]]
+            end = offset + len(text)
+            passages.append(NewPassage(offset, end, None, None, {**terms, **heading}, "", n_terms))
             parts.append(text)
             offset += len(text) + 2
         store.add_document(
             notebook_id=notebook.id,
-            title=f"document {i // PER_DOCUMENT}",
+            title=title,
             filename=f"doc{i}.txt",
             kind="text",
             sha256=f"bench{i}",
@@ -99,6 +105,7 @@ def build(
             pages=[],
             passages=passages,
             vectors=vectors[chunk.start : chunk.stop],
+            terms_as=ANALYZER,
         )
     store.sort_terms()  # as an import does once enough keyword rows arrived
     store.db.execute("CHECKPOINT")
@@ -123,13 +130,13 @@ def hybrid_steps(store: Store, embedder, notebook_id: int, question: str) -> dic
     vector = embedder.embed_query(question)
     lap("query embedding")
     depth = retrieve.FUSION_DEPTH
-    documents = scope.narrower_than_notebook(store)
+    seen = retrieve.look_up(store, scope)
     lap("scope")
-    dense_hits = vector_scores(store, scope, vector, depth, documents)
+    dense_hits = vector_scores(store, scope, vector, depth, seen)
     lap("vector")
-    mean, std = retrieve.vector_distribution(store, scope, vector)
+    mean, std = retrieve.vector_distribution(store, scope, vector, seen)
     lap("vector distribution")
-    sparse = retrieve.keyword_ranking(store, scope, question, depth, documents)
+    sparse = retrieve.keyword_ranking(store, scope, question, depth, seen)
     lap("keyword")
     fused = retrieve.fuse(retrieve.Ranking(dense_hits, mean, std), sparse, depth)[:8]
     lap("fuse")

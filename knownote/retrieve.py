@@ -20,7 +20,7 @@ from knownote.analyze import query_terms
 from knownote.codes import CODE_BITS, binary_codes
 from knownote.embed import Embedder
 from knownote.errors import KnowNoteError
-from knownote.store import TERM_KEY, Store, vectors_table
+from knownote.store import Store, term_key, vectors_table
 from knownote.tokenize import mostly_cjk
 
 MODES = ("hybrid", "vector", "keyword")
@@ -39,8 +39,12 @@ STEM_WEIGHT = 0.5
 DENSE_FLOOR = 2.0
 DENSE_WEIGHT = 2.0
 # ... and for a question mostly in CJK characters, which the default (English) model reads
-# poorly: on cmrc2018 a weight of 2 cost 0.6 points of MRR@10 where xquad.en gained 0.4.
-DENSE_WEIGHT_CJK = 1.0
+# poorly: on cmrc2018 a weight of 2 cost 0.6 points of MRR@10 where xquad.en gained 0.4. Chosen
+# on questions 1,501-3,000 of cmrc2018 and JSQuAD (held out from the README's figures): MRR@10
+# with weights 1 / 0.5 / 0.25: cmrc2018 0.9617 / 0.9637 / 0.9645, JSQuAD 0.9475 / 0.9479 / -,
+# JSQuAD in article mode 0.937 / 0.943 / 0.944; recall@5 equal or better. Below 0.5 it gains
+# little, and a question mixing scripts still gets some say from the model.
+DENSE_WEIGHT_CJK = 0.5
 # ... and BM25's length normalisation for such a question (JSQuAD's recall@5 fell with 0.5).
 B_CJK = 0.75
 
@@ -109,23 +113,6 @@ class Scope:
             sql += " AND list_contains(?::BIGINT[], p.document_id)"
             params.append(list(self.document_ids))
         return sql, params
-
-    def narrower_than_notebook(self, store: Store) -> list[int] | None:
-        """The searchable document ids, or None when that is every document of the notebook.
-
-        The pass over the codes filters by notebook alone in the common case; a filter on the
-        documents there costs about as much as the pass itself at 100k passages.
-        """
-        with store.lock:
-            rows = store.db.execute(
-                "SELECT id, enabled FROM documents WHERE notebook_id = ?", [self.notebook_id]
-            ).fetchall()
-        wanted = [
-            i
-            for i, enabled in rows
-            if enabled and (self.document_ids is None or i in self.document_ids)
-        ]
-        return None if len(wanted) == len(rows) else wanted
 
 
 def search(
@@ -214,31 +201,28 @@ _HAMMING = " + ".join(
 )
 
 
-_WHOLE = object()  # a `documents` argument not looked up yet (see Scope.narrower_than_notebook)
-
-
 def vector_scores(
     store: Store,
     scope: Scope,
     vector: np.ndarray,
     k: int,
-    documents: list[int] | object | None = _WHOLE,
+    seen: Lookup | None = None,
 ) -> list[tuple[int, float]]:
     """Cosine similarity (stored vectors are normalised), best first.
 
     A scan over the compact codes picks the nearest by Hamming distance (see EXACT_CANDIDATES);
-    those are re-ranked by their exact inner product. `documents` is the scope's
-    `narrower_than_notebook` when the caller already has it.
+    those are re-ranked by their exact inner product. `seen` is the search's `look_up(scope)`
+    when the caller already has it.
     """
     dim = int(vector.shape[0])
     table = vectors_table(dim)
     query_vector = _unit(vector)
     code = [int(word) for word in binary_codes(query_vector)[0]]
-    if documents is _WHOLE:
-        documents = scope.narrower_than_notebook(store)
+    seen = seen or look_up(store, scope)
+    documents = seen.documents
     if documents == []:
         return []
-    n, _ = scope_facts(store, scope).bm25(store, scope)
+    n, _ = seen.facts.bm25(store, scope)
     candidates = max(EXACT_CANDIDATES + n // CANDIDATES_PER, 4 * k)
     where, params = "c.notebook_id = ?", [scope.notebook_id]
     if documents is not None:
@@ -270,9 +254,12 @@ def vector_scores(
     return [(int(pid), float(score)) for pid, score in rows]
 
 
-def vector_distribution(store: Store, scope: Scope, vector: np.ndarray) -> tuple[float, float]:
+def vector_distribution(
+    store: Store, scope: Scope, vector: np.ndarray, seen: Lookup | None = None
+) -> tuple[float, float]:
     """Mean and standard deviation of the vector score over the scope (sampled when large)."""
-    sample = scope_facts(store, scope).sample(store, scope, int(vector.shape[0]))
+    seen = seen or look_up(store, scope)
+    sample = seen.facts.sample(store, scope, int(vector.shape[0]))
     if not len(sample):
         return 0.0, 1.0
     scores = sample @ _unit(vector)
@@ -343,27 +330,41 @@ _facts: weakref.WeakKeyDictionary[Store, OrderedDict[tuple, ScopeFacts]] = (
 _facts_lock = threading.Lock()
 
 
-def scope_facts(store: Store, scope: Scope) -> ScopeFacts:
-    """The cached facts of the scope's current set of searchable documents."""
+@dataclass(frozen=True)
+class Lookup:
+    """What one search knows of its scope, looked up once (one query on the documents)."""
+
+    facts: ScopeFacts
+    # The searchable document ids, or None when that is every document of the notebook: the
+    # pass over the codes filters by notebook alone in the common case (a filter on the
+    # documents there costs about as much as the pass itself at 100k passages).
+    documents: list[int] | None
+
+
+def look_up(store: Store, scope: Scope) -> Lookup:
+    """The cached facts of the scope's current set of searchable documents, and that set."""
     with store.lock:
         rows = store.db.execute(
-            "SELECT id, terms_as FROM documents WHERE notebook_id = ? AND enabled ORDER BY id",
+            "SELECT id, enabled, terms_as FROM documents WHERE notebook_id = ? ORDER BY id",
             [scope.notebook_id],
         ).fetchall()
-    # The analyzers are part of the key: a re-indexed document changes the facts.
-    key = (
-        scope.notebook_id,
-        tuple(row for row in rows if scope.document_ids is None or row[0] in scope.document_ids),
+    wanted = tuple(
+        (i, terms_as)
+        for i, enabled, terms_as in rows
+        if enabled and (scope.document_ids is None or i in scope.document_ids)
     )
+    documents = None if len(wanted) == len(rows) else [i for i, _ in wanted]
+    # The analyzers are part of the key: a re-indexed document changes the facts.
+    key = (scope.notebook_id, wanted)
     with _facts_lock:
         kept = _facts.setdefault(store, OrderedDict())
         facts = kept.get(key)
         if facts is None:
-            facts = kept[key] = ScopeFacts([terms_as for _, terms_as in key[1]])
+            facts = kept[key] = ScopeFacts([terms_as for _, terms_as in wanted])
             while len(kept) > _FACTS_KEPT:
                 kept.popitem(last=False)
         kept.move_to_end(key)
-        return facts
+    return Lookup(facts, documents)
 
 
 def keyword_scores(
@@ -378,7 +379,7 @@ def keyword_ranking(
     scope: Scope,
     query: str,
     k: int,
-    documents: list[int] | object | None = _WHOLE,
+    seen: Lookup | None = None,
     tuning: Tuning = TUNED,
 ) -> Ranking:
     """BM25F top `k`; collection statistics (N, average length, df) come from the scope.
@@ -388,23 +389,19 @@ def keyword_ranking(
     term names its field, text or heading; a term's occurrences in both fields add up (the
     heading's weighted by `tuning.heading_weight`) before BM25's saturation, and count once in df.
     """
-    if documents is _WHOLE:
-        documents = scope.narrower_than_notebook(store)
+    seen = seen or look_up(store, scope)
+    documents, facts = seen.documents, seen.facts
     if documents == []:
         return Ranking([], 0.0, 1.0)
     tuning = tuning.for_query(query)
-    facts = scope_facts(store, scope)
     wanted = query_terms(query, facts.analyzers, tuning.stem_weight, tuning.heading_weight)
     if not wanted:
         return Ranking([], 0.0, 1.0)
     n, avgdl = facts.bm25(store, scope)
     terms = [row[0] for row in wanted]
-    with store.lock:
-        (keys,) = store.db.execute(
-            f"SELECT list({TERM_KEY}) FROM (SELECT unnest(?::VARCHAR[]) AS term)", [terms]
-        ).fetchone()
     # Keys as literals: DuckDB filters the scan with a constant IN list, not with a parameter.
-    where = f"t.term_key IN ({', '.join(str(int(key)) for key in keys)}) AND t.notebook_id = ?"
+    keys = ", ".join(str(term_key(term)) for term in terms)
+    where = f"t.term_key IN ({keys}) AND t.notebook_id = ?"
     params: list[object] = [scope.notebook_id]
     if documents is not None:
         # Each row carries its passage's length (m021); passages are joined only to narrow.
@@ -484,12 +481,12 @@ def hybrid_scores(
 ) -> list[tuple[int, float]]:
     """Fuse the vector and keyword rankings (see `fuse`)."""
     depth = max(k, FUSION_DEPTH)
-    documents = scope.narrower_than_notebook(store)
-    dense_hits = vector_scores(store, scope, vector, depth, documents)
-    mean, std = vector_distribution(store, scope, vector)
+    seen = look_up(store, scope)
+    dense_hits = vector_scores(store, scope, vector, depth, seen)
+    mean, std = vector_distribution(store, scope, vector, seen)
     dense = Ranking(dense_hits, mean, std)
     tuning = tuning.for_query(query)
-    sparse = keyword_ranking(store, scope, query, depth, documents, tuning)
+    sparse = keyword_ranking(store, scope, query, depth, seen, tuning)
     return fuse(dense, sparse, depth, tuning)[:k]
 
 

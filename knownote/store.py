@@ -112,6 +112,11 @@ DISK_FULL = (
 TERM_KEY = "(md5_number_lower(term) >> 1)::BIGINT"
 
 
+def term_key(term: str) -> int:
+    """TERM_KEY computed here: a search needs its terms' keys before its query is written."""
+    return int.from_bytes(hashlib.md5(term.encode()).digest()[8:], "little") >> 1
+
+
 # When Store.sort_terms_when_due rewrites the keyword rows: a search reads every unsorted row
 # (~200k rows take ~2 ms), and a rewrite costs ~0.6 s per million rows.
 UNSORTED_TERMS_MIN = 200_000

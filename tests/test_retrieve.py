@@ -20,7 +20,7 @@ from knownote.retrieve import (
     binary_codes,
     fuse,
     keyword_scores,
-    scope_facts,
+    look_up,
     search,
     vector_distribution,
     vector_scores,
@@ -137,11 +137,11 @@ def test_old_and_new_documents_are_searched_together_each_by_its_own_terms(
 def test_bm25_statistics_follow_new_and_disabled_documents(store, embedder, notebook, docs):
     scope = Scope(notebook.id)
     keyword_scores(store, scope, "dog", 5)  # caches the scope's statistics
-    assert scope_facts(store, scope).bm25(store, scope)[0] == 5
+    assert look_up(store, scope).facts.bm25(store, scope)[0] == 5
     import_text(store, notebook.id, embedder, "dog 2", "A dog and another dog played.")
-    assert scope_facts(store, scope).bm25(store, scope)[0] == 6
+    assert look_up(store, scope).facts.bm25(store, scope)[0] == 6
     store.set_document_enabled(docs["cat"], False)
-    assert scope_facts(store, scope).bm25(store, scope)[0] == 5
+    assert look_up(store, scope).facts.bm25(store, scope)[0] == 5
     narrow = Scope(notebook.id, (docs["dog"],))
     [(pid, score)] = keyword_scores(store, narrow, "dog", 5)
     dog = store.passages(docs["dog"])[0]

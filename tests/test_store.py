@@ -5,9 +5,10 @@ import duckdb
 import numpy as np
 import pytest
 
+from knownote.analyze import text_terms
 from knownote.errors import DatabaseInUse, KnowNoteError, NotFound
 from knownote.notebooks import delete_notebook
-from knownote.store import NewPassage, Page, Store, sha256_hex
+from knownote.store import TERM_KEY, NewPassage, Page, Store, sha256_hex, term_key
 
 TEXT = "First page text.\n\nSecond page, with more words."
 
@@ -147,3 +148,14 @@ def test_second_process_gets_a_clear_message(db_path):
     store.close()
     assert "in use by another KnowNote process" in out.stdout
     assert DatabaseInUse.__doc__
+
+
+def test_a_term_key_computed_in_python_is_the_one_sql_stores(store):
+    text = "Trained models, naïve Bayes, 3.2 Training; 日本の最高峰は富士山; Ärger über Öl."
+    terms, _ = text_terms(text * 3, "stem:en")
+    terms = [*terms, "", "x" * 300, "^heading"]
+    (keys,) = store.db.execute(
+        f"SELECT list({TERM_KEY}) FROM (SELECT unnest(?::VARCHAR[]) AS term)", [terms]
+    ).fetchone()
+    assert len(terms) > 20
+    assert [term_key(term) for term in terms] == keys
