@@ -31,10 +31,10 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from search import STEPS, build, corpus_passages, hybrid_steps, synthetic
+from search import STEPS, against_numpy, build, corpus_passages, hybrid_steps, synthetic
 
 from knownote.embedders import get_embedder
-from knownote.retrieve import Scope, search, vector_scores
+from knownote.retrieve import Scope, search
 from knownote.store import Store
 
 
@@ -115,17 +115,7 @@ def main() -> None:
         [r[0] for r in store.db.execute("SELECT id FROM passages ORDER BY id").fetchall()]
     )
     scope = Scope(notebook.id)
-    numpy_ms, ours_ms, same = [], [], 0
-    for q in queries:
-        t = time.perf_counter()
-        scores = vectors @ (q / np.linalg.norm(q))
-        top = np.argpartition(-scores, 10)[:10]
-        exact = ids[top[np.argsort(-scores[top])]]
-        numpy_ms.append((time.perf_counter() - t) * 1000)
-        t = time.perf_counter()
-        got = vector_scores(store, scope, q, 10)
-        ours_ms.append((time.perf_counter() - t) * 1000)
-        same += {pid for pid, _ in got} == set(exact.tolist())
+    numpy_ms, ours_ms, same = against_numpy(store, scope, vectors, ids, queries)
     (n50, n95), (o50, o95) = p50_p95(numpy_ms), p50_p95(ours_ms)
     print(f"numpy brute force:  p50 {n50:.1f} ms, p95 {n95:.1f} ms")
     print(

@@ -12,7 +12,7 @@ import logging
 import threading
 from collections import deque
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from knownote.embed import Embedder
 from knownote.errors import KnowNoteError, NotFound
@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from knownote.prompts import Chat
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 IDLE_WAIT = 2.0  # seconds between looks at the queue when nobody wakes the worker
 
@@ -173,8 +174,9 @@ class ImportWorker:
             if cancel and (stage != "store" or done == 0):
                 raise ImportCancelled
 
-        try:
-            result = import_file(
+        result = self._unless_stopped(
+            job,
+            lambda: import_file(
                 self.queue.store,
                 notebook,
                 job.filename,
@@ -183,12 +185,9 @@ class ImportWorker:
                 embedder=self.embedder(notebook.embedding_model),
                 password=password,
                 progress=progress,
-            )
-        except ImportCancelled:
-            self.queue.finish(job.id, CANCELLED)
-            self._forget_if_notebook_gone(job)
-            return
-        except ImportStopped:
+            ),
+        )
+        if result is None:
             return
         if result.needs_password:
             self.queue.wait_for_password(job.id, wrong=password is not None)
@@ -227,21 +226,28 @@ class ImportWorker:
             if self.queue.report(job.id, title, "reindex", done, total):
                 raise ImportCancelled
 
-        try:
-            reindex_notebook(
-                self.queue.store,
-                self.embedder(notebook.embedding_model),
-                notebook.id,
-                progress,
-            )
-        except ImportCancelled:
-            self.queue.finish(job.id, CANCELLED)
-            self._forget_if_notebook_gone(job)
-            return
-        except ImportStopped:
+        redone = self._unless_stopped(
+            job,
+            lambda: reindex_notebook(
+                self.queue.store, self.embedder(notebook.embedding_model), notebook.id, progress
+            ),
+        )
+        if redone is None:
             return
         self.queue.finish(job.id, IMPORTED, passages=self.queue.job(job.id).total)
         self._forget_if_notebook_gone(job)
+
+    def _unless_stopped(self, job: Job, work: Callable[[], T]) -> T | None:
+        """What `work` returns; None when the job was cancelled (it finishes as such) or the
+        worker is stopping (the job stays unfinished, listed as interrupted at the next start)."""
+        try:
+            return work()
+        except ImportCancelled:
+            self.queue.finish(job.id, CANCELLED)
+            self._forget_if_notebook_gone(job)
+        except ImportStopped:
+            pass
+        return None
 
     def _forget_if_notebook_gone(self, job: Job) -> None:
         try:
