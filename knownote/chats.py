@@ -119,20 +119,26 @@ def insert_citations(
     """Store the passages and support spans of an answer or a note (`owner`, in CITATION_TABLES)
     inside the caller's transaction."""
     passages_table, supports_table, key_column = CITATION_TABLES[owner]
-    if passages:
-        db.executemany(
-            f"INSERT INTO {passages_table} ({key_column}, n, passage_id, document_id, title, "
-            'passage_index, start, "end", page_start, page_end, text, cited) '
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [(key, *astuple(p)[:11]) for p in passages],
-        )
-    if supports:
-        db.executemany(
-            f"INSERT INTO {supports_table} ({key_column}, sentence, sentence_start, sentence_end, "
-            'n, document_id, start, "end", text, score, suggested, weak) '
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [(key, *astuple(s)[:11]) for s in supports],
-        )
+    # Each record's first 11 fields, in the order of its columns here.
+    for table, columns, records in (
+        (passages_table, _PASSAGE_COLUMNS, passages),
+        (supports_table, _SUPPORT_COLUMNS, supports),
+    ):
+        if records:
+            db.executemany(
+                f"INSERT INTO {table} ({key_column}, {columns}) VALUES ({', '.join('?' * 12)})",
+                [(key, *astuple(r)[:11]) for r in records],
+            )
+
+
+_PASSAGE_COLUMNS = (
+    'n, passage_id, document_id, title, passage_index, start, "end", page_start, page_end, '
+    "text, cited"
+)
+_SUPPORT_COLUMNS = (
+    'sentence, sentence_start, sentence_end, n, document_id, start, "end", text, score, '
+    "suggested, weak"
+)
 
 
 def citations_by_key(

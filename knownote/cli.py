@@ -385,9 +385,10 @@ def cmd_reindex(args: argparse.Namespace, store: Store, settings: Settings) -> i
         report.append({"notebook": notebook.name, "documents": redone})
     if args.json:
         emit_json(report)
-    elif not report:
+        return 0
+    if not report:
         print("Every document is indexed with its titles and sections already.")
-    for row in [] if args.json else report:
+    for row in report:
         print(f"{row['notebook']}: re-indexed {row['documents']} documents")
     return 0
 

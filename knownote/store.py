@@ -152,6 +152,16 @@ def _n_terms(passage: NewPassage) -> int:
     return sum(passage.terms.values()) if passage.n_terms is None else passage.n_terms
 
 
+def _insert_headings(
+    db: duckdb.DuckDBPyConnection, document_id: int, headings: Sequence[Heading]
+) -> None:
+    if headings:
+        db.executemany(
+            'INSERT INTO headings (document_id, start, "end", level) VALUES (?, ?, ?, ?)',
+            [(document_id, h.start, h.end, h.level) for h in headings],
+        )
+
+
 def sha256_hex(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
@@ -401,11 +411,7 @@ class Store:
             if len(ids) != len(sections):
                 raise ValueError(f"{len(sections)} section paths for {len(ids)} passages")
             db.execute("DELETE FROM headings WHERE document_id = ?", [document_id])
-            if headings:
-                db.executemany(
-                    'INSERT INTO headings (document_id, start, "end", level) VALUES (?, ?, ?, ?)',
-                    [(document_id, h.start, h.end, h.level) for h in headings],
-                )
+            _insert_headings(db, document_id, headings)
             changed = [(section, i) for i, section in zip(ids, sections, strict=True)]
             if changed:
                 db.executemany("UPDATE passages SET section = ? WHERE id = ?", changed)
@@ -495,11 +501,7 @@ class Store:
                     'INSERT INTO pages (document_id, page_no, start, "end") VALUES (?, ?, ?, ?)',
                     [(document_id, p.number, p.start, p.end) for p in pages],
                 )
-            if headings:
-                db.executemany(
-                    'INSERT INTO headings (document_id, start, "end", level) VALUES (?, ?, ?, ?)',
-                    [(document_id, h.start, h.end, h.level) for h in headings],
-                )
+            _insert_headings(db, document_id, headings)
             if passages:
                 self._insert_passages(db, notebook_id, document_id, text, passages, vectors, table)
             if ocr_pages:
