@@ -2,9 +2,10 @@
 
     .venv/bin/python benchmarks/cold_start.py [--rounds 3]
 
-Imports two real documents into a notebook in a temp data folder, then, alternating the two
-embedding paths (the default ONNX Runtime path, and sentence-transformers with
-KNOWNOTE_EMBEDDING_BACKEND=torch, the path every search took before), starts fresh processes:
+Imports two real documents into a notebook in each of two temp data folders, one with each
+embedding path (the default: the int8 graph in ONNX Runtime; and all-MiniLM-L6-v2 through
+sentence-transformers with KNOWNOTE_EMBEDDING_BACKEND=torch, the path every search took before),
+then, alternating the two, starts fresh processes:
 `knownote search` (wall time until it has printed its hits and exited), and a Streamlit AppTest
 that opens the app, switches to Chat and asks a question (no Ollama: the quoted-passages answer),
 until the answer's cited cards are there. Prints the median wall time of each, and its CPU time
@@ -61,22 +62,28 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory(prefix="knownote-cold-") as home:
+    with tempfile.TemporaryDirectory(prefix="knownote-cold-") as folder:
         env = {
             **os.environ,
-            "KNOWNOTE_HOME": home,
             "HF_HUB_OFFLINE": "1",
             "OLLAMA_HOST": "http://127.0.0.1:9",  # closed: the app answers with quoted passages
         }
-        env.pop("KNOWNOTE_PASSWORD", None)
-        files = [str(CORPUS / name) for name in DOCUMENTS]
-        subprocess.run(
-            [*KNOWNOTE, "import", "Cold", *files], env=env, cwd=ROOT, check=True, timeout=600
-        )
+        for name in ("KNOWNOTE_PASSWORD", "KNOWNOTE_EMBEDDING_MODEL", "KNOWNOTE_EMBEDDING_BACKEND"):
+            env.pop(name, None)
         paths = {
-            "default (ONNX Runtime)": {**env, "KNOWNOTE_EMBEDDING_BACKEND": "onnx"},
-            "torch (sentence-transformers)": {**env, "KNOWNOTE_EMBEDDING_BACKEND": "torch"},
+            "default (int8, ONNX Runtime)": {**env, "KNOWNOTE_HOME": f"{folder}/default"},
+            "torch (sentence-transformers)": {
+                **env,
+                "KNOWNOTE_HOME": f"{folder}/torch",
+                "KNOWNOTE_EMBEDDING_BACKEND": "torch",  # new notebooks: all-MiniLM-L6-v2 itself
+            },
         }
+        files = [str(CORPUS / name) for name in DOCUMENTS]
+        for path_env in paths.values():
+            subprocess.run(
+                [*KNOWNOTE, "import", "Cold", *files], env=path_env, cwd=ROOT, check=True,
+                timeout=600,
+            )  # fmt: skip
         search = [*KNOWNOTE, "search", "Cold", QUESTION, "-k", "3"]
         app = [sys.executable, "-c", APP_ANSWER]
         times: dict[tuple[str, str], list[tuple[float, float]]] = {}

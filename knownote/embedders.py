@@ -1,17 +1,17 @@
 """The process-wide embedder for a model name: the packaged model through ONNX Runtime (or torch
-when a GPU is present), any other model through sentence-transformers, `ollama:`/`openai:` names
-on a server. Each loads its model lazily on first use and is kept once per process and name.
+when a GPU is present) or its int8 graph, any other model through sentence-transformers,
+`ollama:`/`openai:` names on a server. Each loads its model lazily on first use and is kept
+once per process and name.
 """
 
 from __future__ import annotations
 
 import threading
-from pathlib import Path
 
 from knownote.embed import PACKAGED, Embedder, SentenceTransformerEmbedder
 from knownote.embed_onnx import packaged_onnx_embedder
 from knownote.errors import ModelError
-from knownote.settings import DEFAULT_EMBEDDING_MODEL, Settings
+from knownote.settings import PACKAGED_INT8, Settings, gpu_visible
 
 
 def use_onnx() -> bool:
@@ -23,8 +23,7 @@ def use_onnx() -> bool:
             "(KNOWNOTE_EMBEDDING_BACKEND)."
         )
     if backend == "auto":
-        # Checked without importing torch: NVIDIA's driver shows itself under /proc.
-        return not Path("/proc/driver/nvidia/gpus").is_dir()
+        return not gpu_visible()
     return backend == "onnx"
 
 
@@ -32,8 +31,10 @@ _cache: dict[str, Embedder] = {}
 _cache_lock = threading.Lock()
 
 
-def get_embedder(name: str = DEFAULT_EMBEDDING_MODEL) -> Embedder:
-    """The process-wide embedder for `name` (the model itself loads on first use)."""
+def get_embedder(name: str | None = None) -> Embedder:
+    """The process-wide embedder for `name`, by default the settings' embedding model (the
+    model itself loads on first use)."""
+    name = name or Settings().embedding_model
     with _cache_lock:
         if name not in _cache:
             if name.startswith(("ollama:", "openai:")):  # a model on a server
@@ -41,6 +42,8 @@ def get_embedder(name: str = DEFAULT_EMBEDDING_MODEL) -> Embedder:
                 from knownote.embed_server import ServerEmbedder
 
                 _cache[name] = ServerEmbedder(name)
+            elif name == PACKAGED_INT8:  # its vectors are the int8 graph's, on any machine
+                _cache[name] = packaged_onnx_embedder(name, int8=True)
             elif name in PACKAGED and use_onnx():
                 _cache[name] = packaged_onnx_embedder(name)
             else:

@@ -17,7 +17,7 @@ import duckdb
 import numpy as np
 
 from knownote.analyze import query_terms
-from knownote.codes import CODE_BITS, binary_codes
+from knownote.codes import CodeIndex, load_code_index
 from knownote.embed import Embedder
 from knownote.errors import KnowNoteError
 from knownote.store import Store, term_key, vectors_table
@@ -171,15 +171,18 @@ def rank(
     return hybrid_scores(store, scope, query, vector, k, tuning)
 
 
-# Passages re-ranked exactly after the pass over the codes: EXACT_CANDIDATES plus one for every
-# CANDIDATES_PER passages of the scope. Fetching the candidates' vectors is most of a vector
-# query at 100k passages (the pass over the codes ~3 ms, the re-rank of 2,000 ~4 ms), so the
-# count grows with the scope rather than staying at the most a million passages need. Measured
-# on benchmarks/search.py's vectors: at 100k, 1,000 candidates gave the exact top 10 for 198/200
-# questions, as 2,000 did (500: 194); at 1M, 2,000 gave 59/60 and 4,000 60/60, but 4,030 only
-# 98/100 in a run of benchmarks/scale.py (99/100 in another), so 6,000 there.
-EXACT_CANDIDATES = 1000
-CANDIDATES_PER = 200
+# The first pass of a vector query keeps the HAMMING_NEAR passages nearest by Hamming distance
+# to the query's code, plus one for every HAMMING_PER passages of the notebook; of those, the
+# EXACT_BEST best by the query against their sign bits, plus one per EXACT_PER, are ranked
+# exactly in SQL. Fetching those vectors is most of a vector query at 100k passages (~1.6 ms a
+# query plus ~2.2 ms a thousand candidates), so the exact count is kept small. Measured on
+# benchmarks/search.py's vectors at 100k (3,000 then 400): 198/200 questions got the exact top
+# 10, as with 1,000 candidates by Hamming distance alone before (2,000 then 300: 196/200; 5,000
+# then 500: 200/200 at 1.2x the time); at 1M (12,000 then 1,300) 100/100 in benchmarks/scale.py.
+HAMMING_NEAR = 2000
+HAMMING_PER = 100
+EXACT_BEST = 300
+EXACT_PER = 1000
 # Each ranking contributes this many candidates to a hybrid search.
 FUSION_DEPTH = 50
 # Passage vectors sampled to estimate the distribution of vector scores in a large scope.
@@ -195,12 +198,6 @@ class Ranking:
     std: float
 
 
-# bit_count gives a TINYINT; six of them can add up past its range.
-_HAMMING = " + ".join(
-    f"bit_count(xor(c.c{i}, ?::BIGINT))::SMALLINT" for i in range(CODE_BITS // 64)
-)
-
-
 def vector_scores(
     store: Store,
     scope: Scope,
@@ -210,46 +207,39 @@ def vector_scores(
 ) -> list[tuple[int, float]]:
     """Cosine similarity (stored vectors are normalised), best first.
 
-    A scan over the compact codes picks the nearest by Hamming distance (see EXACT_CANDIDATES);
-    those are re-ranked by their exact inner product. `seen` is the search's `look_up(scope)`
+    A pass over the notebook's codes in memory picks candidates (see HAMMING_NEAR); those are
+    ranked by their exact inner product in SQL. `seen` is the search's `look_up(scope)`
     when the caller already has it.
     """
     dim = int(vector.shape[0])
-    table = vectors_table(dim)
     query_vector = _unit(vector)
-    code = [int(word) for word in binary_codes(query_vector)[0]]
     seen = seen or look_up(store, scope)
-    documents = seen.documents
-    if documents == []:
+    if seen.documents == []:
         return []
-    n, _ = seen.facts.bm25(store, scope)
-    candidates = max(EXACT_CANDIDATES + n // CANDIDATES_PER, 4 * k)
-    where, params = "c.notebook_id = ?", [scope.notebook_id]
-    if documents is not None:
-        where += " AND list_contains(?::BIGINT[], c.document_id)"
-        params.append(documents)
+    index = code_index(store, seen)
+    n = len(index.passage_ids)
+    candidates = index.shortlist(
+        query_vector,
+        seen.documents,
+        near=HAMMING_NEAR + n // HAMMING_PER,
+        best=max(EXACT_BEST + n // EXACT_PER, 4 * k),
+    )
+    if not len(candidates):
+        return []
     rows = []
     with store.lock, _no_vectors_yet():
-        # No tie-break on the Hamming distance (it cost ~1 ms at 100k): which of several
-        # equally distant passages at the cut-off gets re-ranked is left to DuckDB.
         # The query vector is a one-row CTE: as a parameter in the select list it was cast
         # again for every chunk of candidates (~1 ms of 2,000).
         rows = store.db.execute(
             f"""
-            WITH candidates AS (
-                SELECT c.passage_id FROM passage_codes c
-                WHERE {where}
-                ORDER BY {_HAMMING}
-                LIMIT ?
-            ),
-            query AS (SELECT ?::FLOAT[{dim}] AS embedding)
+            WITH query AS (SELECT ?::FLOAT[{dim}] AS embedding)
             SELECT v.passage_id, array_inner_product(v.embedding, query.embedding) AS score
-            FROM {table} v, query
-            WHERE v.passage_id IN (SELECT passage_id FROM candidates)
+            FROM {vectors_table(dim)} v, query
+            WHERE v.passage_id IN (SELECT unnest(?::BIGINT[]))
             ORDER BY score DESC, v.passage_id
             LIMIT ?
             """,
-            [*params, *code, candidates, query_vector.tolist(), k],
+            [query_vector.tolist(), candidates.tolist(), k],
         ).fetchall()
     return [(int(pid), float(score)) for pid, score in rows]
 
@@ -335,36 +325,64 @@ class Lookup:
     """What one search knows of its scope, looked up once (one query on the documents)."""
 
     facts: ScopeFacts
-    # The searchable document ids, or None when that is every document of the notebook: the
-    # pass over the codes filters by notebook alone in the common case (a filter on the
-    # documents there costs about as much as the pass itself at 100k passages).
+    # The searchable document ids, or None when that is every document of the notebook (the
+    # common case, where the pass over the codes filters nothing).
     documents: list[int] | None
+    # The notebook and how each of its documents was indexed: while this stays the same, so
+    # do the notebook's codes (see `code_index`).
+    notebook: tuple
 
 
 def look_up(store: Store, scope: Scope) -> Lookup:
     """The cached facts of the scope's current set of searchable documents, and that set."""
     with store.lock:
         rows = store.db.execute(
-            "SELECT id, enabled, terms_as FROM documents WHERE notebook_id = ? ORDER BY id",
+            "SELECT id, enabled, terms_as, embedded_as FROM documents WHERE notebook_id = ? "
+            "ORDER BY id",
             [scope.notebook_id],
         ).fetchall()
     wanted = tuple(
-        (i, terms_as)
-        for i, enabled, terms_as in rows
+        (i, terms_as, embedded_as)
+        for i, enabled, terms_as, embedded_as in rows
         if enabled and (scope.document_ids is None or i in scope.document_ids)
     )
-    documents = None if len(wanted) == len(rows) else [i for i, _ in wanted]
-    # The analyzers are part of the key: a re-indexed document changes the facts.
+    documents = None if len(wanted) == len(rows) else [i for i, _, _ in wanted]
+    # How each document was indexed is part of the key: a re-indexed document changes the facts.
     key = (scope.notebook_id, wanted)
     with _facts_lock:
         kept = _facts.setdefault(store, OrderedDict())
         facts = kept.get(key)
         if facts is None:
-            facts = kept[key] = ScopeFacts([terms_as for _, terms_as in wanted])
+            facts = kept[key] = ScopeFacts([terms_as for _, terms_as, _ in wanted])
             while len(kept) > _FACTS_KEPT:
                 kept.popitem(last=False)
         kept.move_to_end(key)
-    return Lookup(facts, documents)
+    notebook = (scope.notebook_id, tuple((i, t, e) for i, _, t, e in rows))
+    return Lookup(facts, documents, notebook)
+
+
+_INDEXES_KEPT = 4  # notebooks whose codes are kept in memory, per store
+_indexes: weakref.WeakKeyDictionary[Store, OrderedDict[tuple, CodeIndex]] = (
+    weakref.WeakKeyDictionary()
+)
+_indexes_lock = threading.Lock()
+
+
+def code_index(store: Store, seen: Lookup) -> CodeIndex:
+    """The codes of the lookup's notebook in memory, read again once its documents change."""
+    with _indexes_lock:
+        kept = _indexes.setdefault(store, OrderedDict())
+        index = kept.get(seen.notebook)
+        if index is None:
+            with store.lock:
+                index = load_code_index(store.db, seen.notebook[0])
+            for key in [key for key in kept if key[0] == seen.notebook[0]]:
+                del kept[key]  # the notebook's codes as they were before
+            kept[seen.notebook] = index
+            while len(kept) > _INDEXES_KEPT:
+                kept.popitem(last=False)
+        kept.move_to_end(seen.notebook)
+    return index
 
 
 def keyword_scores(

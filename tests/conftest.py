@@ -15,9 +15,11 @@ os.environ.setdefault(
     "KNOWNOTE_MODEL_CACHE", str(Path(tempfile.gettempdir()) / "knownote-test-models")
 )
 
+import numpy as np
+
 from knownote.embedders import get_embedder
 from knownote.settings import Settings
-from knownote.store import Store
+from knownote.store import NewPassage, Store
 
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
 DOCS = CORPUS / "docs"
@@ -29,6 +31,23 @@ def corpus_file(relative: str) -> Path:
     if not path.exists():
         pytest.skip(f"needs the shared corpus ({path} is absent)")
     return path
+
+
+def store_vectors(store: Store, notebook_id: int, vectors: np.ndarray) -> list[int]:
+    """A document of one 10-character passage per vector, stored as given; its passage ids."""
+    n = len(vectors)
+    document_id = store.add_document(
+        notebook_id=notebook_id,
+        title="random",
+        filename="random",
+        kind="text",
+        sha256="r",
+        text="x" * (10 * n),
+        pages=[],
+        vectors=vectors,
+        passages=[NewPassage(10 * i, 10 * i + 10, None, None, {"x": 1}) for i in range(n)],
+    )
+    return [p.id for p in store.passages(document_id)]
 
 
 @pytest.fixture

@@ -1,4 +1,5 @@
-"""The packaged model through ONNX Runtime: same vectors as sentence-transformers, no torch."""
+"""The packaged model through ONNX Runtime, no torch: its fp32 graph gives the vectors of
+sentence-transformers, its int8 graph (the default for new notebooks on a CPU) close ones."""
 
 from __future__ import annotations
 
@@ -15,7 +16,8 @@ from knownote.embed_onnx import OnnxEmbedder
 from knownote.embedders import get_embedder
 from knownote.errors import ModelError
 from knownote.evaluate import load_squad
-from knownote.onnx_export import ensure_graph
+from knownote.onnx_export import ensure_graph, graph_path
+from knownote.settings import PACKAGED_INT8, PACKAGED_MODEL
 from knownote.split import split
 from tests.conftest import corpus_file
 
@@ -24,7 +26,13 @@ ROOT = Path(__file__).resolve().parents[1]
 
 @pytest.fixture(scope="module")
 def torch_embedder():
-    return SentenceTransformerEmbedder("all-MiniLM-L6-v2")
+    return SentenceTransformerEmbedder(PACKAGED_MODEL)
+
+
+@pytest.fixture(scope="module")
+def fp32():
+    """The packaged model's fp32 graph: notebooks made before the int8 graph use it."""
+    return get_embedder(PACKAGED_MODEL)
 
 
 def corpus_passages(per_set: int = 40) -> list[str]:
@@ -37,33 +45,58 @@ def corpus_passages(per_set: int = 40) -> list[str]:
     return texts
 
 
-def test_the_packaged_model_runs_through_onnx_by_default(embedder):
-    assert isinstance(embedder, OnnxEmbedder) and embedder.dim == 384
+def test_new_notebooks_get_the_int8_graph_on_a_cpu(embedder, fp32):
+    assert embedder.name == PACKAGED_INT8 and embedder.dim == 384
+    assert isinstance(embedder, OnnxEmbedder) and embedder.graph.name.endswith("-int8-1.onnx")
+    assert isinstance(fp32, OnnxEmbedder) and fp32.graph.name.endswith("-fp32.onnx")
 
 
-def test_vectors_match_sentence_transformers_on_real_passages(embedder, torch_embedder):
+def test_fp32_vectors_match_sentence_transformers_on_real_passages(fp32, torch_embedder):
     texts = corpus_passages()
-    ours = embedder.embed_passages(texts)
-    theirs = torch_embedder.embed_passages(texts)
-    cosines = (ours * theirs).sum(axis=1)
+    cosines = (fp32.embed_passages(texts) * torch_embedder.embed_passages(texts)).sum(axis=1)
     assert len(texts) > 100
     assert cosines.min() > 0.9999
 
 
-def test_long_text_is_cut_at_max_seq_length_like_sentence_transformers(embedder, torch_embedder):
+def test_int8_vectors_stay_close_to_sentence_transformers(embedder, torch_embedder):
+    texts = corpus_passages()
+    cosines = (embedder.embed_passages(texts) * torch_embedder.embed_passages(texts)).sum(axis=1)
+    assert cosines.mean() > 0.99 and cosines.min() > 0.97
+
+
+def test_long_text_is_cut_at_max_seq_length_like_sentence_transformers(fp32, torch_embedder):
     long_text = " ".join(f"word{i} of a long sentence" for i in range(400))
     texts = [long_text, "  leading and trailing spaces  ", "短い日本語の文です。"]
-    cosines = (embedder.embed_passages(texts) * torch_embedder.embed_passages(texts)).sum(axis=1)
+    cosines = (fp32.embed_passages(texts) * torch_embedder.embed_passages(texts)).sum(axis=1)
     assert cosines.min() > 0.9999
-    tokenizer, _ = embedder._load()
-    assert len(tokenizer.encode(long_text).ids) == embedder.max_seq_length == 256
+    tokenizer, _ = fp32._load()
+    assert len(tokenizer.encode(long_text).ids) == fp32.max_seq_length == 256
 
 
-def test_a_passage_gets_the_same_vector_alone_or_in_a_padded_batch(embedder):
+@pytest.mark.parametrize("name", [PACKAGED_INT8, PACKAGED_MODEL])
+def test_a_passage_gets_the_same_vector_alone_or_in_a_batch(name):
+    # The int8 graph quantises each run's activations with one scale, so it runs one passage
+    # at a time: a short passage among long ones would otherwise get another vector.
+    embedder = get_embedder(name)
     texts = ["short", "a somewhat longer passage about cats and dogs " * 5, "中文的句子"]
     together = embedder.embed_passages(texts)
     alone = np.stack([embedder.embed_query(t) for t in texts])
     assert np.allclose(together, alone, atol=1e-5)
+
+
+def test_the_int8_graph_is_made_once_from_the_fp32_graph(embedder, fp32, tmp_path):
+    fp32.embed_query("make sure the fp32 graph is there")
+    target = graph_path(embedder.model_folder, tmp_path, PACKAGED_INT8, int8=True)
+    source = graph_path(embedder.model_folder, tmp_path, PACKAGED_MODEL)
+    source.write_bytes(fp32.graph.read_bytes())  # no export: the int8 graph is made from this
+    assert ensure_graph(embedder.model_folder, target) == target
+    made = target.stat().st_mtime_ns
+    assert ensure_graph(embedder.model_folder, target) == target
+    assert target.stat().st_mtime_ns == made
+    assert sorted(p.name for p in tmp_path.glob("*.onnx")) == sorted([source.name, target.name])
+    again = OnnxEmbedder(PACKAGED_INT8, embedder.model_folder, target, max_batch=1)
+    query = "Which animal barked at the mailman?"
+    assert np.array_equal(again.embed_query(query), embedder.embed_query(query))
 
 
 def test_no_passages_give_an_empty_matrix(embedder):
@@ -95,7 +128,7 @@ def test_a_damaged_graph_is_a_clear_error(embedder, tmp_path):
     broken = tmp_path / "broken.onnx"
     broken.write_bytes(b"not an onnx file")
     with pytest.raises(ModelError, match="Delete it"):
-        OnnxEmbedder("all-MiniLM-L6-v2", embedder.model_folder, broken).embed_query("x")
+        OnnxEmbedder(PACKAGED_MODEL, embedder.model_folder, broken).embed_query("x")
 
 
 @pytest.mark.parametrize(
@@ -106,7 +139,20 @@ def test_the_backend_setting_chooses_the_path(monkeypatch, backend, kind):
 
     monkeypatch.setenv("KNOWNOTE_EMBEDDING_BACKEND", backend)
     monkeypatch.setattr(knownote.embedders, "_cache", {})
-    assert isinstance(get_embedder(), kind)
+    assert isinstance(get_embedder(PACKAGED_MODEL), kind)
+
+
+@pytest.mark.parametrize(
+    ("backend", "default"), [("torch", PACKAGED_MODEL), ("onnx", PACKAGED_INT8)]
+)
+def test_a_torch_backend_makes_new_notebooks_with_the_model_itself(monkeypatch, backend, default):
+    import knownote.embedders
+
+    monkeypatch.setenv("KNOWNOTE_EMBEDDING_BACKEND", backend)
+    monkeypatch.setattr(knownote.embedders, "_cache", {})
+    assert get_embedder().name == default
+    # A notebook made with the int8 graph is searched with it, whatever the backend.
+    assert isinstance(get_embedder(PACKAGED_INT8), OnnxEmbedder)
 
 
 def test_other_models_stay_with_sentence_transformers(monkeypatch, tmp_path):
@@ -122,4 +168,4 @@ def test_an_unknown_backend_is_a_clear_error(monkeypatch):
     monkeypatch.setenv("KNOWNOTE_EMBEDDING_BACKEND", "tpu")
     monkeypatch.setattr(knownote.embedders, "_cache", {})
     with pytest.raises(ModelError, match="KNOWNOTE_EMBEDDING_BACKEND"):
-        get_embedder()
+        get_embedder(PACKAGED_MODEL)

@@ -3,7 +3,9 @@ import math
 import numpy as np
 import pytest
 
+from knownote import retrieve
 from knownote.analyze import passage_terms
+from knownote.codes import binary_codes, load_code_index
 from knownote.context import BEFORE, IndexRecipe
 from knownote.errors import KnowNoteError
 from knownote.evaluate import import_text
@@ -17,7 +19,6 @@ from knownote.retrieve import (
     Hit,
     Ranking,
     Scope,
-    binary_codes,
     fuse,
     keyword_scores,
     look_up,
@@ -25,8 +26,8 @@ from knownote.retrieve import (
     vector_distribution,
     vector_scores,
 )
-from knownote.store import NewPassage
 from knownote.tokenize import term_counts
+from tests.conftest import store_vectors
 
 CAT = "The cat sat on the mat. A cat is a small domesticated carnivorous mammal."
 DOG = "Dogs are loyal companions. The dog barked at the mailman all afternoon."
@@ -225,24 +226,37 @@ def test_vector_search_equals_exact_search(store, embedder, notebook):
     centres = rng.standard_normal((20, embedder.dim)).astype(np.float32)
     vectors = centres[rng.integers(0, 20, n)] + rng.standard_normal((n, embedder.dim)) * 0.08
     vectors = (vectors / np.linalg.norm(vectors, axis=1, keepdims=True)).astype(np.float32)
-    text = "x" * (10 * n)
-    store.add_document(
-        notebook_id=notebook.id,
-        title="random",
-        filename="random",
-        kind="text",
-        sha256="r",
-        text=text,
-        pages=[],
-        vectors=vectors,
-        passages=[NewPassage(10 * i, 10 * i + 10, None, None, {"x": 1}) for i in range(n)],
-    )
-    ids = np.array([p.id for p in store.passages(store.documents(notebook.id)[0].id)])
+    ids = np.array(store_vectors(store, notebook.id, vectors))
     queries = vectors[:20] + rng.standard_normal((20, embedder.dim)).astype(np.float32) * 0.05
     for query in queries:
         exact = ids[np.argsort(-(vectors @ (query / np.linalg.norm(query))))[:10]]
         got = [pid for pid, _ in vector_scores(store, Scope(notebook.id), query, 10)]
         assert got == exact.tolist()
+
+
+def test_codes_are_read_once_and_again_when_the_documents_change(
+    store, embedder, notebook, docs, monkeypatch
+):
+    reads = []
+
+    def counted(db, notebook_id):
+        reads.append(notebook_id)
+        return load_code_index(db, notebook_id)
+
+    monkeypatch.setattr(retrieve, "load_code_index", counted)
+    for _ in range(3):
+        assert titles(search(store, embedder, notebook.id, "mailman", mode="vector"))[0] == "dog"
+    assert len(reads) == 1
+    import_text(store, notebook.id, embedder, "owl", "The owl hunts mice by night.")
+    assert titles(search(store, embedder, notebook.id, "owl at night", mode="vector"))[0] == "owl"
+    assert len(reads) == 2
+    store.delete_document(docs["dog"])
+    assert "dog" not in titles(search(store, embedder, notebook.id, "mailman", mode="vector"))
+    assert len(reads) == 3
+    # Re-indexed (new vectors for the same passages): read again.
+    store.db.execute("UPDATE documents SET embedded_as = 'text' WHERE id = ?", [docs["cat"]])
+    search(store, embedder, notebook.id, "mailman", mode="vector")
+    assert len(reads) == 4
 
 
 def test_binary_codes_are_six_words_for_any_dimension():
