@@ -6,6 +6,7 @@ vector search then ranks exactly in SQL. Written with every passage in the impor
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -22,16 +23,27 @@ def binary_codes(vectors: np.ndarray) -> np.ndarray:
     Vectors of another dimension than 384 are first multiplied by a fixed random matrix, so the
     bits are random hyperplane hashes (the Hamming distance still tracks the angle).
     """
-    x = _project(np.atleast_2d(np.asarray(vectors, dtype=np.float32)))
-    return np.packbits(x > 0, axis=1).view(">i8").astype(np.int64)
+    return _pack(_project(np.atleast_2d(np.asarray(vectors, dtype=np.float32))))
+
+
+def _pack(projected: np.ndarray) -> np.ndarray:
+    """The sign bits of projected vectors as six int64 words each."""
+    return np.packbits(projected > 0, axis=1).view(">i8").astype(np.int64)
 
 
 def _project(x: np.ndarray) -> np.ndarray:
     """The vectors whose signs are the code bits: the vectors themselves at 384 dimensions."""
     if x.shape[1] == CODE_BITS:
         return x.astype(np.float32, copy=False)
-    projection = np.random.default_rng(x.shape[1]).standard_normal((x.shape[1], CODE_BITS))
-    return x.astype(np.float32, copy=False) @ projection.astype(np.float32)
+    return x.astype(np.float32, copy=False) @ _projection(x.shape[1])
+
+
+@functools.cache
+def _projection(dim: int) -> np.ndarray:
+    """The fixed random matrix for vectors of `dim` dimensions (made once: every query uses it)."""
+    matrix = np.random.default_rng(dim).standard_normal((dim, CODE_BITS)).astype(np.float32)
+    matrix.flags.writeable = False
+    return matrix
 
 
 def insert_codes(
@@ -77,8 +89,9 @@ class CodeIndex:
     ) -> np.ndarray:
         """Passage ids worth ranking exactly: the `near` nearest by Hamming distance (more on
         a tie), then the `best` of those by the query's inner product with their sign bits."""
-        projected = _project(np.atleast_2d(vector))[0]
-        code = np.packbits(projected > 0).view(">u8").astype(np.uint64)
+        projected = _project(np.atleast_2d(vector))
+        code = _pack(projected)[0].view(np.uint64)
+        projected = projected[0]
         counts = np.bitwise_count(self.codes ^ code)
         distance = counts[:, 0].astype(np.uint16)
         for word in range(1, counts.shape[1]):
@@ -110,5 +123,5 @@ def load_code_index(db: duckdb.DuckDBPyConnection, notebook_id: int) -> CodeInde
     return CodeIndex(
         np.asarray(rows["passage_id"], dtype=np.int64),
         np.asarray(rows["document_id"], dtype=np.int64),
-        np.stack(words, axis=1).view(np.uint64) if len(words[0]) else np.zeros((0, 6), np.uint64),
+        np.stack(words, axis=1).view(np.uint64),
     )

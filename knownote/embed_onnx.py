@@ -133,10 +133,11 @@ def packaged_onnx_embedder(name: str, int8: bool = False) -> OnnxEmbedder:
     """The packaged model through ONNX Runtime (its fp32 or int8 graph, cached in
     `model_cache`)."""
     from knownote.onnx_export import graph_path
-    from knownote.settings import Settings
+    from knownote.settings import PACKAGED_MODEL, Settings
 
     folder = Path(model_location(name))
-    graph = graph_path(folder, Settings().model_cache, name, int8)
+    # The int8 graph is named after the model it is made from, beside that model's fp32 graph.
+    graph = graph_path(folder, Settings().model_cache, PACKAGED_MODEL if int8 else name, int8)
     # The int8 graph quantises its activations with one scale per run: a passage in a batch
     # would get a vector that depends on the other passages (cosine 0.97 to its vector alone,
     # for a short one among long ones). One passage a run costs ~5% of the speed.

@@ -17,7 +17,6 @@ from pathlib import Path
 from knownote.errors import ModelError
 
 OPSET = 17
-INT8 = "-int8"  # a model name ending so runs through the int8 graph
 # Names the way `quantize` makes the int8 graph, in its file name: a cached graph made another
 # way is never taken for it. Change it with `quantize`.
 QUANTIZED = "int8-1"
@@ -35,7 +34,7 @@ def graph_path(model_folder: Path, cache: Path, name: str, int8: bool = False) -
         digest.update((model_folder / part).read_bytes())
     weights = model_folder / "model.safetensors"
     digest.update(str(weights.stat().st_size).encode())
-    base = "".join(c if c.isalnum() or c in "-_." else "_" for c in name.removesuffix(INT8))
+    base = "".join(c if c.isalnum() or c in "-_." else "_" for c in name)
     return cache / f"{base}-{digest.hexdigest()[:16]}-{QUANTIZED if int8 else 'fp32'}.onnx"
 
 

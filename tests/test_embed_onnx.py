@@ -86,7 +86,7 @@ def test_a_passage_gets_the_same_vector_alone_or_in_a_batch(name):
 
 def test_the_int8_graph_is_made_once_from_the_fp32_graph(embedder, fp32, tmp_path):
     fp32.embed_query("make sure the fp32 graph is there")
-    target = graph_path(embedder.model_folder, tmp_path, PACKAGED_INT8, int8=True)
+    target = graph_path(embedder.model_folder, tmp_path, PACKAGED_MODEL, int8=True)
     source = graph_path(embedder.model_folder, tmp_path, PACKAGED_MODEL)
     source.write_bytes(fp32.graph.read_bytes())  # no export: the int8 graph is made from this
     assert ensure_graph(embedder.model_folder, target) == target
