@@ -13,22 +13,22 @@ import time
 import streamlit as st
 
 from knownote.access import GUESSES, expected_password, password_matches
-from knownote.embed import Embedder
-from knownote.embedders import get_embedder
+from knownote.answer.ollama_chat import EXAMPLE_MODEL
+from knownote.answer.servers import AnswerServers, connect
 from knownote.errors import KnowNoteError, NotFound
-from knownote.excerpt import STYLE, escape_markdown
-from knownote.jobs import JobQueue
-from knownote.llm import EXAMPLE_MODEL
+from knownote.index.embed import Embedder
+from knownote.index.embedders import get_embedder
 from knownote.notebooks import delete_notebook
-from knownote.retrieve import MODES
-from knownote.servers import AnswerServers, connect
+from knownote.pipeline.worker import ImportWorker
+from knownote.search.retrieve import MODES
 from knownote.settings import Settings
-from knownote.store import Notebook, Store
+from knownote.show.excerpt import STYLE, escape_markdown
+from knownote.store.db import Notebook, Store
+from knownote.store.jobs import JobQueue
 from knownote.ui.archive import archive_sidebar
 from knownote.ui.common import ALREADY_DELETED, ask_before_deleting, set_confirm
 from knownote.ui.download import deliver
 from knownote.ui.uploads import admit_uploads, guard_uploads
-from knownote.worker import ImportWorker
 
 st.set_page_config(page_title="KnowNote", page_icon="📓", layout="wide")
 

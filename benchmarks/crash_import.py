@@ -30,7 +30,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from knownote.settings import Settings
-from knownote.store import Store
+from knownote.store.db import Store
 from tests.invariants import assert_store_consistent
 from tests.killing import ROOT, counts, delete_imported, random_kill, run_trial, start_import
 

@@ -24,13 +24,13 @@ import numpy as np
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from knownote.embed import SentenceTransformerEmbedder
-from knownote.embed_onnx import OnnxEmbedder, packaged_onnx_embedder
-from knownote.evaluate import load_squad
-from knownote.extract import extract
-from knownote.onnx_export import quantize
+from knownote.index.embed import SentenceTransformerEmbedder
+from knownote.index.embed_onnx import OnnxEmbedder, packaged_onnx_embedder
+from knownote.index.onnx_export import quantize
+from knownote.index.split import split
+from knownote.measure.retrieval import load_squad
+from knownote.read.extract import extract
 from knownote.settings import PACKAGED_MODEL
-from knownote.split import split
 
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
 BOOK = CORPUS / "docs/pdf/book_free_culture_lessig_352p.pdf"

@@ -24,15 +24,15 @@ from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-from knownote.answer import ask
-from knownote.chats import load_chat
-from knownote.embedders import get_embedder
-from knownote.evaluate import import_text, load_squad
-from knownote.followup import queries_for, search_queries
-from knownote.prompts import standalone_query
-from knownote.servers import connect
+from knownote.answer.ask import ask
+from knownote.answer.chats import load_chat
+from knownote.answer.prompts import standalone_query
+from knownote.answer.servers import connect
+from knownote.index.embedders import get_embedder
+from knownote.measure.retrieval import import_text, load_squad
+from knownote.search.followup import queries_for, search_queries
 from knownote.settings import Settings
-from knownote.store import Store
+from knownote.store.db import Store
 
 K = 5
 

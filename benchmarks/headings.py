@@ -30,10 +30,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import pymupdf
 
-from knownote.canonical import join_pages
-from knownote.pdf_headings import outline_headings
-from knownote.read_pdf import pdf_headings_of, pdf_lines, pdf_page_text
-from knownote.sections import Heading
+from knownote.read.canonical import join_pages
+from knownote.read.pdf import pdf_headings_of, pdf_lines, pdf_page_text
+from knownote.read.pdf_headings import outline_headings
+from knownote.read.sections import Heading
 
 PDF_DIR = Path(__file__).resolve().parents[2] / "shared/corpus/docs/pdf"
 BOOK = PDF_DIR / "book_free_culture_lessig_352p.pdf"
@@ -99,10 +99,10 @@ def main() -> None:
 
 
 def import_time(path: Path) -> None:
-    from knownote.embedders import get_embedder
-    from knownote.ingest import import_file
+    from knownote.index.embedders import get_embedder
+    from knownote.pipeline.ingest import import_file
     from knownote.settings import Settings
-    from knownote.store import Store
+    from knownote.store.db import Store
 
     data = path.read_bytes()
     embedder = get_embedder()

@@ -26,10 +26,10 @@ from pathlib import Path
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from knownote.migrations import MIGRATIONS
+from knownote.store.migrations import MIGRATIONS
 from tests.hostile_archives import HOSTILE
 from tests.hostile_files import HOSTILE_FILES
-from tests.test_migration_kills import KILLER
+from tests.store.test_migration_kills import KILLER
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT.parent / "shared" / "corpus" / "docs"

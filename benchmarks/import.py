@@ -29,16 +29,16 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.split import splitter_ratio
-from knownote.context import embedding_text
-from knownote.embed import SentenceTransformerEmbedder
-from knownote.embed_onnx import packaged_onnx_embedder
-from knownote.embedders import get_embedder
-from knownote.extract import extract
-from knownote.ingest import import_file
-from knownote.sections import section_paths
+from knownote.index.context import embedding_text
+from knownote.index.embed import SentenceTransformerEmbedder
+from knownote.index.embed_onnx import packaged_onnx_embedder
+from knownote.index.embedders import get_embedder
+from knownote.index.split import split
+from knownote.pipeline.ingest import import_file
+from knownote.read.extract import extract
+from knownote.read.sections import section_paths
 from knownote.settings import PACKAGED_MODEL, Settings
-from knownote.split import split
-from knownote.store import Store
+from knownote.store.db import Store
 
 BOOK = (
     Path(__file__).resolve().parents[2] / "shared/corpus/docs/pdf/book_free_culture_lessig_352p.pdf"

@@ -22,11 +22,11 @@ from pathlib import Path
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from knownote.context import BEFORE, CURRENT, IndexRecipe
-from knownote.embedders import get_embedder
-from knownote.ingest import import_file
+from knownote.index.context import BEFORE, CURRENT, IndexRecipe
+from knownote.index.embedders import get_embedder
+from knownote.pipeline.ingest import import_file
 from knownote.settings import Settings
-from knownote.store import Store
+from knownote.store.db import Store
 
 BOOK = (
     Path(__file__).resolve().parents[2] / "shared/corpus/docs/pdf/book_free_culture_lessig_352p.pdf"

@@ -47,10 +47,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import numpy as np
 import pymupdf
 
-from knownote import ocr_tesseract
-from knownote.extract import OcrLimits, pdf_page_text
-from knownote.ocr import DEFAULT_LANGUAGES
-from knownote.scans import ocr_pdf_pages
+from knownote.read import tesseract
+from knownote.read.extract import OcrLimits, pdf_page_text
+from knownote.read.ocr import DEFAULT_LANGUAGES
+from knownote.read.scans import ocr_pdf_pages
 
 PDF_DIR = Path(__file__).resolve().parents[2] / "shared/corpus/docs/pdf"
 SETS = {
@@ -174,12 +174,12 @@ def no_script_detection(active: bool) -> Iterator[None]:
     if not active:
         yield
         return
-    original = ocr_tesseract.mixed
-    ocr_tesseract.mixed = lambda languages: False
+    original = tesseract.mixed
+    tesseract.mixed = lambda languages: False
     try:
         yield
     finally:
-        ocr_tesseract.mixed = original
+        tesseract.mixed = original
 
 
 def cpu_seconds() -> float:

@@ -25,8 +25,8 @@ import pymupdf
 from rapidocr_onnxruntime import RapidOCR
 
 from benchmarks.ocr import PDF_DIR, SETS, edit_distance, normal, pixels, typeset_cmrc
-from knownote import ocr
-from knownote.extract import pdf_page_text
+from knownote.read import ocr
+from knownote.read.extract import pdf_page_text
 
 VARIANTS = {
     "product (2 threads, batch 6, 2000 px)": {},

@@ -26,12 +26,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import pymupdf
 
-from knownote.embedders import get_embedder
-from knownote.evaluate import Context, Dataset, load_squad
-from knownote.ingest import import_file
-from knownote.retrieve import Scope, rank
+from knownote.index.embedders import get_embedder
+from knownote.measure.retrieval import Context, Dataset, load_squad
+from knownote.pipeline.ingest import import_file
+from knownote.search.retrieve import Scope, rank
 from knownote.settings import Settings
-from knownote.store import Store
+from knownote.store.db import Store
 
 QA = Path(__file__).resolve().parents[2] / "shared/corpus"
 K = 5

@@ -4,7 +4,7 @@
 
 For each PDF (default: a few from ../shared/corpus: two-column papers, a three-column register,
 vertical Japanese, a 50-page form with tables) and each of its first 12 pages, renders the page
-with its first 300 characters highlighted, exactly as the app does (`pdfpage.render_page`):
+with its first 300 characters highlighted, exactly as the app does (`pdf_page.render_page`):
 once cold (glyph map, rendering and the PNG of the crop around the highlight, caches cleared) and
 once warm (the glyph map and the rendered page come from the cache; only the highlight and the
 crop's PNG are made). The whole page is encoded only when the user asks for it, as in the app.
@@ -26,9 +26,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import pymupdf
 
-from knownote import pdfpage
 from knownote.errors import PageMismatch
-from knownote.extract import pdf_page_text
+from knownote.read.extract import pdf_page_text
+from knownote.show import pdf_page
 
 PDF_DIR = Path(__file__).resolve().parents[2] / "shared/corpus/docs/pdf"
 DEFAULT = [
@@ -57,9 +57,9 @@ def measure(path: Path, zoom: float) -> tuple[list[float], list[float]]:
                 continue
 
             def render(stored: str = stored, number: int = index + 1) -> None:
-                pdfpage.render_page(doc, path.name, number, stored, 0, 300, zoom, whole_page=False)
+                pdf_page.render_page(doc, path.name, number, stored, 0, 300, zoom, whole_page=False)
 
-            pdfpage.clear_caches()
+            pdf_page.clear_caches()
             cold.append(timed_ms(render))
             warm.append(timed_ms(render))
     return cold, warm
@@ -86,7 +86,7 @@ def check_all() -> None:
                     continue  # a damaged page: the import skips it too
                 pages += 1
                 try:
-                    ok = pdfpage.page_glyphs(page).text == stored
+                    ok = pdf_page.page_glyphs(page).text == stored
                 except PageMismatch:
                     ok = False
                 exact += ok
@@ -100,7 +100,7 @@ def check_all() -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("pdfs", nargs="*", type=Path)
-    parser.add_argument("--zoom", type=float, default=pdfpage.DEFAULT_ZOOM)
+    parser.add_argument("--zoom", type=float, default=pdf_page.DEFAULT_ZOOM)
     parser.add_argument("--check-all", action="store_true", help="check every corpus page too")
     args = parser.parse_args()
     paths = args.pdfs or [PDF_DIR / name for name in DEFAULT]

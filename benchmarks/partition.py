@@ -29,8 +29,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from search import corpus_passages, synthetic
 
-from knownote.codes import binary_codes
-from knownote.embedders import get_embedder
+from knownote.index.codes import binary_codes
+from knownote.index.embedders import get_embedder
 
 HAMMING = " + ".join(f"bit_count(xor(c.c{i}, ?::BIGINT))::SMALLINT" for i in range(6))
 

@@ -33,9 +33,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from search import STEPS, against_numpy, build, corpus_passages, hybrid_steps, synthetic
 
-from knownote.embedders import get_embedder
-from knownote.retrieve import Scope, search
-from knownote.store import Store
+from knownote.index.embedders import get_embedder
+from knownote.search.retrieve import Scope, search
+from knownote.store.db import Store
 
 
 def memory() -> dict[str, int]:

@@ -30,14 +30,15 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from knownote import retrieve
-from knownote.analyze import heading_terms, text_terms
-from knownote.embed import SentenceTransformerEmbedder
-from knownote.embedders import get_embedder
-from knownote.retrieve import Scope, search, vector_scores
+from knownote.index.analyze import heading_terms, text_terms
+from knownote.index.context import NewPassage
+from knownote.index.embed import SentenceTransformerEmbedder
+from knownote.index.embedders import get_embedder
+from knownote.index.split import split
+from knownote.search import retrieve
+from knownote.search.retrieve import Scope, search, vector_scores
 from knownote.settings import PACKAGED_MODEL
-from knownote.split import split
-from knownote.store import NewPassage, Store
+from knownote.store.db import Store
 
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
 SETS = ["qa_en/xquad.en.json", "qa_zh/cmrc2018_dev.json"]

@@ -22,10 +22,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-from knownote.cite import SourcePassage
-from knownote.embedders import get_embedder
-from knownote.split import split
-from knownote.support import sentence_spans, support_spans
+from knownote.answer.cite import SourcePassage
+from knownote.answer.support import sentence_spans, support_spans
+from knownote.index.embedders import get_embedder
+from knownote.index.split import split
 
 CORPUS = Path(__file__).resolve().parents[2] / "shared/corpus"
 PDF = CORPUS / "docs/pdf/paper_dpr_2004.04906_2col.pdf"

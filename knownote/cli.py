@@ -5,25 +5,18 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from knownote.answer import ask
-from knownote.chats import export_markdown
-from knownote.embedders import get_embedder
 from knownote.errors import KnowNoteError, NotFound
-from knownote.ingest import (
-    clean_filename,
-    get_or_create_notebook,
-    import_file,
-    ocr_progress_text,
-)
-from knownote.sections import section_label
-from knownote.servers import connect
 from knownote.settings import Settings
-from knownote.store import Notebook, Store
 
-Command = Callable[[argparse.Namespace, Store, Settings], int]
+if TYPE_CHECKING:
+    from knownote.store.db import Notebook, Store
+
+# Each command imports what it needs when it runs: `knownote --help` loads no model, database or
+# PDF library.
 
 
 def emit_json(value: object) -> None:
@@ -41,6 +34,8 @@ class StderrProgress:
     def __call__(self, label: str, stage: str, done: int, total: int) -> None:
         line = f"{label}: {stage}" + (f" {done}/{total}" if total > 1 else "")
         if stage == "ocr" and total:
+            from knownote.pipeline.ingest import ocr_progress_text
+
             line = f"{label}: {ocr_progress_text(done, total)}"
         if line == self.last:
             return
@@ -59,6 +54,8 @@ class StderrProgress:
 
 
 def cmd_import(args: argparse.Namespace, store: Store, settings: Settings) -> int:
+    from knownote.pipeline.ingest import clean_filename, get_or_create_notebook, import_file
+
     notebook = get_or_create_notebook(store, args.notebook, settings)
     progress = StderrProgress()
     results = []
@@ -195,9 +192,13 @@ def find_notebook(store: Store, name_or_id: str) -> Notebook:
 
 
 def cmd_ask(args: argparse.Namespace, store: Store, settings: Settings) -> int:
+    from knownote.answer.ask import ask
+    from knownote.answer.servers import connect, resolve_model
+    from knownote.index.embedders import get_embedder
+
     notebook = find_notebook(store, args.notebook)
     client, models, status = connect(settings)
-    model = args.model or (models[0] if models else None)
+    model = resolve_model(args.model, models) if args.model else (models[0] if models else None)
     if status:
         print(f"knownote: {status}", file=sys.stderr)
     elif model and not args.model:
@@ -240,12 +241,14 @@ def cmd_ask(args: argparse.Namespace, store: Store, settings: Settings) -> int:
 
 
 def cmd_export(args: argparse.Namespace, store: Store, settings: Settings) -> int:
+    from knownote.answer.chats import export_markdown
+
     sys.stdout.write(export_markdown(store, args.chat_id))
     return 0
 
 
 def cmd_page(args: argparse.Namespace, store: Store, settings: Settings) -> int:
-    from knownote.pdfpage import passage_pages
+    from knownote.show.pdf_page import passage_pages
 
     passage = next((p for p in store.passages(args.document_id) if p.idx == args.passage), None)
     if passage is None:
@@ -280,7 +283,9 @@ def cmd_page(args: argparse.Namespace, store: Store, settings: Settings) -> int:
 
 
 def cmd_search(args: argparse.Namespace, store: Store, settings: Settings) -> int:
-    from knownote.followup import search_queries
+    from knownote.index.embedders import get_embedder
+    from knownote.read.sections import section_label
+    from knownote.search.followup import search_queries
 
     notebook = find_notebook(store, args.notebook)
     found = search_queries(
@@ -315,9 +320,10 @@ def cmd_search(args: argparse.Namespace, store: Store, settings: Settings) -> in
 
 
 def cmd_eval(args: argparse.Namespace, store: Store | None, settings: Settings) -> int:
-    from knownote.context import BEFORE, CURRENT
-    from knownote.evaluate import evaluate, load_squad, stderr_progress
-    from knownote.retrieve import BEFORE_TUNING, MODES, TUNED
+    from knownote.index.context import BEFORE, CURRENT
+    from knownote.index.embedders import get_embedder
+    from knownote.measure.retrieval import evaluate, load_squad, stderr_progress
+    from knownote.search.retrieve import BEFORE_TUNING, MODES, TUNED
 
     dataset = load_squad(args.dataset, args.max_questions, skip=args.skip, article=args.article)
     modes = MODES if args.mode == "all" else (args.mode,)
@@ -367,8 +373,10 @@ def cmd_eval(args: argparse.Namespace, store: Store | None, settings: Settings) 
 
 
 def cmd_reindex(args: argparse.Namespace, store: Store, settings: Settings) -> int:
+    from knownote.index.embedders import get_embedder
+
     """Re-index, in the foreground, documents imported before titles, sections and stemming."""
-    from knownote.reindex import notebooks_to_reindex, reindex_notebook
+    from knownote.pipeline.reindex import notebooks_to_reindex, reindex_notebook
 
     ids = [find_notebook(store, args.notebook).id] if args.notebook else notebooks_to_reindex(store)
     report = []
@@ -394,7 +402,7 @@ def cmd_reindex(args: argparse.Namespace, store: Store, settings: Settings) -> i
 
 
 def cmd_export_notebook(args: argparse.Namespace, store: Store, settings: Settings) -> int:
-    from knownote.archive import export_notebook
+    from knownote.store.archive import export_notebook
 
     notebook = find_notebook(store, args.notebook)
     result = export_notebook(store, notebook.id, args.file)
@@ -406,7 +414,7 @@ def cmd_export_notebook(args: argparse.Namespace, store: Store, settings: Settin
 
 
 def cmd_import_notebook(args: argparse.Namespace, store: Store, settings: Settings) -> int:
-    from knownote.archive import import_notebook
+    from knownote.store.archive import import_notebook
 
     result = import_notebook(
         store, args.file, name=args.name, max_bytes=settings.max_archive_mb * 1024 * 1024
@@ -420,7 +428,7 @@ def cmd_import_notebook(args: argparse.Namespace, store: Store, settings: Settin
 
 
 def cmd_check(args: argparse.Namespace, store: Store, settings: Settings) -> int:
-    from knownote.check import check_store
+    from knownote.store.check import check_store
 
     checked, problems = check_store(store)
     if args.json:
@@ -436,7 +444,7 @@ def cmd_check(args: argparse.Namespace, store: Store, settings: Settings) -> int
 
 
 def cmd_backup(args: argparse.Namespace, store: Store, settings: Settings) -> int:
-    from knownote.backup import backup
+    from knownote.store.backup import backup
 
     result = backup(store, args.dir)
     print(f"backed up {result.documents} documents and {result.files} kept files to "
@@ -445,15 +453,17 @@ def cmd_backup(args: argparse.Namespace, store: Store, settings: Settings) -> in
 
 
 def cmd_eval_answers(args: argparse.Namespace, store: Store | None, settings: Settings) -> int:
-    from knownote.eval_answers import evaluate_answers
-    from knownote.evaluate import load_squad, stderr_progress
+    from knownote.answer.servers import connect, resolve_model
+    from knownote.index.embedders import get_embedder
+    from knownote.measure.answers import evaluate_answers
+    from knownote.measure.retrieval import load_squad, stderr_progress
 
     dataset = load_squad(args.dataset, args.max_questions)
     client, model = None, None
     if not args.quoted:
         client, models, status = connect(settings)
-        model = args.model or (models[0] if models else None)
-        if model is None or (args.model and args.model not in models):
+        model = resolve_model(args.model, models) if args.model else (models[0] if models else None)
+        if model is None or model not in models:
             listed = ", ".join(models) or "none"
             raise KnowNoteError(
                 f"{status or ''} No model {args.model or ''} to answer with (listed: {listed}). "
@@ -483,8 +493,9 @@ def cmd_eval_answers(args: argparse.Namespace, store: Store | None, settings: Se
 
 
 def cmd_eval_support(args: argparse.Namespace, store: Store | None, settings: Settings) -> int:
-    from knownote.evaluate import stderr_progress
-    from knownote.evaluate_support import evaluate_support, load_support_set
+    from knownote.index.embedders import get_embedder
+    from knownote.measure.retrieval import stderr_progress
+    from knownote.measure.support import evaluate_support, load_support_set
 
     dataset = load_support_set(args.dataset, args.max_questions, args.skip)
     report = evaluate_support(
@@ -560,8 +571,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("question")
     p.add_argument(
         "--model",
-        help="Ollama model, or openai:NAME on the OpenAI-compatible server (default: the first "
-        "one listed)",
+        help="the model: a name Ollama or the OpenAI-compatible server lists (openai:NAME when "
+        "both do; default: the first one listed)",
     )
     p.add_argument("-k", type=int, default=8, help="passages put in front of the model")
     p.add_argument("--chat", type=parse_id, help="continue this chat (a follow-up question)")
@@ -674,6 +685,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         settings = settings.with_(home=args.db.parent)
     db_path = args.db or settings.db_path
     try:
+        from knownote.store.db import Store
+
         if not getattr(args, "needs_store", True):
             return args.run(args, None, settings)
         store = Store.open(db_path)

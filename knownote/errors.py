@@ -1,5 +1,13 @@
 """The errors a user can cause. Each message says what happened and what to do next."""
 
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from openai import APIStatusError
+
 
 class KnowNoteError(Exception):
     """Base class: the message is meant to be shown to the user as it is."""
@@ -71,3 +79,14 @@ class ExtractionTimeout(UnreadableFile):
 
 class EmbeddingUnavailable(ModelError):
     """The notebook's embedding server cannot embed text right now."""
+
+
+def error_text(e: APIStatusError) -> str:
+    """What the server said in its error body, without the client's wrapping."""
+    body = e.body
+    if isinstance(body, Mapping):
+        inner = body.get("error", body)
+        if isinstance(inner, Mapping):
+            inner = inner.get("message") or inner.get("detail") or inner
+        return str(inner)[:500]
+    return str(body or e.message)[:500]

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from knownote.chats import delete_notebook_chats
-from knownote.notes import delete_notebook_notes
-from knownote.store import Store
+from knownote.answer.chats import delete_notebook_chats
+from knownote.answer.notes import delete_notebook_notes
+from knownote.store.db import Store
 
 
 def delete_notebook(store: Store, notebook_id: int) -> None:

@@ -17,9 +17,10 @@ os.environ.setdefault(
 
 import numpy as np
 
-from knownote.embedders import get_embedder
+from knownote.index.context import NewPassage
+from knownote.index.embedders import get_embedder
 from knownote.settings import Settings
-from knownote.store import NewPassage, Store
+from knownote.store.db import Store
 
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
 DOCS = CORPUS / "docs"

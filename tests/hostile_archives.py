@@ -1,7 +1,7 @@
 """Hostile and damaged notebook archives, each made from a good one.
 
-Shared by tests/test_archive.py and benchmarks/hostile.py. Each maker takes the bytes of a valid
-archive and returns the bytes of a bad one.
+Shared by tests/store/test_archive.py and benchmarks/hostile.py. Each maker takes the bytes of a
+valid archive and returns the bytes of a bad one.
 """
 
 from __future__ import annotations

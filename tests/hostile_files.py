@@ -1,4 +1,4 @@
-"""Files built to hang or blow up an importer. Shared by tests/test_timelimit.py and
+"""Files built to hang or blow up an importer. Shared by tests/read/test_timelimit.py and
 benchmarks/hostile.py."""
 
 from __future__ import annotations

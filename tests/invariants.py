@@ -2,8 +2,8 @@
 corpus tests, and the consistency of a whole database, shared by the crash and load tests.
 
 ``assert_spans_valid`` holds for any correct split of ``text``. ``assert_overlap_rule`` adds the
-overlap guarantee that ``knownote.split.split`` documents. ``assert_store_consistent`` checks every
-stored document, every reference between rows and the kept original files.
+overlap guarantee that ``knownote.index.split.split`` documents. ``assert_store_consistent``
+checks every stored document, every reference between rows and the kept original files.
 """
 
 from __future__ import annotations
@@ -11,10 +11,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from itertools import pairwise
 
-from knownote import check
-from knownote.check import document_problems
-from knownote.split import Span
-from knownote.store import Store
+from knownote.index.split import Span
+from knownote.store import check
+from knownote.store.check import document_problems
+from knownote.store.db import Store
 
 
 def _pairs(spans: Sequence[tuple[int, int]] | Sequence[Span]) -> list[tuple[int, int]]:
@@ -53,7 +53,7 @@ def assert_overlap_rule(
     text: str, spans: Sequence[tuple[int, int]] | Sequence[Span], size: int, overlap: int
 ) -> None:
     """Consecutive passages overlap by at most ``overlap`` characters, and fail to overlap only in
-    the cases ``knownote.split`` documents."""
+    the cases ``knownote.index.split`` documents."""
     room = max(1, (size - overlap) // 2)
     pairs = _pairs(spans)
     for i, ((start, end), (next_start, _)) in enumerate(pairwise(pairs)):
@@ -69,9 +69,9 @@ def assert_overlap_rule(
 def assert_document_invariants(
     store: Store, document_id: int, size: int, overlap: int | None = None
 ) -> None:
-    """A stored document is whole (``knownote.check``: exact slices, valid offsets and pages, a
-    unit vector, its code and recounted keyword rows per passage) and its passages follow the
-    splitter's rules (and, given ``overlap``, the overlap rule)."""
+    """A stored document is whole (``knownote.store.check``: exact slices, valid offsets and
+    pages, a unit vector, its code and recounted keyword rows per passage) and its passages follow
+    the splitter's rules (and, given ``overlap``, the overlap rule)."""
     assert document_problems(store.db, document_id) == []
     text = store.document_text(document_id)
     passages = store.passages(document_id)
@@ -87,7 +87,7 @@ def orphan_rows(store: Store) -> dict[str, int]:
 
 def assert_store_consistent(store: Store, size: int, overlap: int) -> int:
     """Every document whole, no orphan rows, and exactly one kept file per document hash
-    (``knownote.check``, as `knownote check` runs it), plus the splitter's rules per document.
+    (``knownote.store.check``, as `knownote check` runs it), plus the splitter's rules per document.
 
     Returns the number of documents checked.
     """
@@ -102,7 +102,7 @@ def assert_store_consistent(store: Store, size: int, overlap: int) -> int:
 def assert_queue_consistent(store: Store) -> None:
     """The import queue's folder holds exactly the files its unfinished jobs wait with, and an
     imported job points at its document."""
-    from knownote.jobs import IMPORTED, REINDEX, UNFINISHED, JobQueue
+    from knownote.store.jobs import IMPORTED, REINDEX, UNFINISHED, JobQueue
 
     queue = JobQueue(store)
     jobs = [job for job in queue.jobs() if job.kind != REINDEX]  # re-index jobs have no file

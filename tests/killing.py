@@ -1,6 +1,6 @@
 """Kill a real `knownote import` with SIGKILL at a chosen moment, then check what it left.
 
-Shared by tests/test_crash.py (a few trials) and benchmarks/crash_import.py (many). The importer
+Shared by tests/e2e/test_crash.py (a few trials) and benchmarks/crash_import.py (many). The importer
 is the real command line in its own process; its progress lines on stderr tell where it was.
 """
 
@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from knownote.store import Store
+from knownote.store.db import Store
 from tests.invariants import assert_store_consistent, row_counts
 
 ROOT = Path(__file__).resolve().parents[1]

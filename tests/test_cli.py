@@ -106,7 +106,7 @@ def test_console_script_runs_as_a_module(db):
 
 
 def test_database_in_use_is_one_clear_line(db):
-    from knownote.store import Store
+    from knownote.store.db import Store
 
     store = Store.open(db)
     try:
@@ -167,3 +167,18 @@ def test_page_of_an_unknown_passage_says_how_to_list_them(capsys, db, tmp_path):
     document_id = import_locked_pdf(capsys, db)
     code, _, err = run(capsys, "--db", db, "page", document_id, 999, "--out", tmp_path / "p.png")
     assert code == 2 and f"knownote show {document_id}" in err
+
+
+def test_ask_with_a_bare_model_name_uses_the_only_server_that_lists_it(capsys, db, monkeypatch):
+    from tests.ollama_standin import free_port
+    from tests.openai_standin import OpenAIStandIn
+
+    text = corpus_file("docs/web_text/txt_war_and_peace_excerpt.txt")
+    assert run(capsys, "--db", db, "import", "Books", text)[0] == 0
+    monkeypatch.setenv("OLLAMA_HOST", f"http://127.0.0.1:{free_port()}")  # nothing listens
+    with OpenAIStandIn(reply="Prince Vasili spoke first [1].", models=("tiny",)) as server:
+        monkeypatch.setenv("KNOWNOTE_OPENAI_BASE_URL", server.url)
+        code, out, err = run(capsys, "--db", db, "ask", "Books", "Who spoke?", "--model", "tiny")
+    assert code == 0, err
+    assert out.startswith("Prince Vasili spoke first [1].")
+    assert "quot" not in err.lower()

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import streamlit as st
 
-from knownote.archive import export_notebook, import_notebook
 from knownote.errors import KnowNoteError
-from knownote.excerpt import escape_markdown
 from knownote.settings import Settings
-from knownote.store import Notebook, Store
+from knownote.show.excerpt import escape_markdown
+from knownote.store.archive import export_notebook, import_notebook
+from knownote.store.db import Notebook, Store
 from knownote.ui.download import check_fits, prepare
 from knownote.ui.uploads import release
 

@@ -8,15 +8,15 @@ from dataclasses import replace
 
 import streamlit as st
 
-from knownote import notes
-from knownote.answer import Answer, SourcePassage, ask
-from knownote.chats import delete_chat, export_markdown, list_chats, load_chat
-from knownote.embed import Embedder
+from knownote.answer import notes
+from knownote.answer.ask import Answer, SourcePassage, ask
+from knownote.answer.chats import delete_chat, export_markdown, list_chats, load_chat
+from knownote.answer.servers import AnswerServers
 from knownote.errors import KnowNoteError, NotFound
-from knownote.excerpt import answer_html, card_html, card_spans, escape_markdown, span_anchors
-from knownote.servers import AnswerServers
+from knownote.index.embed import Embedder
 from knownote.settings import Settings
-from knownote.store import Notebook, Store
+from knownote.show.excerpt import answer_html, card_html, card_spans, escape_markdown, span_anchors
+from knownote.store.db import Notebook, Store
 from knownote.ui.common import ALREADY_DELETED, ask_before_deleting, document_text, set_confirm
 from knownote.ui.download import prepare
 from knownote.ui.page import page_view

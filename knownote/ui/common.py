@@ -7,7 +7,7 @@ from collections.abc import Callable
 import streamlit as st
 
 from knownote.errors import KnowNoteError
-from knownote.store import Store
+from knownote.store.db import Store
 
 # Another browser window (a session of the same server) can delete what this one still shows.
 ALREADY_DELETED = "That {what} was already deleted, perhaps in another window."

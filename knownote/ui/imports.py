@@ -10,9 +10,13 @@ from __future__ import annotations
 import streamlit as st
 from streamlit.runtime.uploaded_file_manager import UploadedFile
 
-from knownote.excerpt import escape_markdown
-from knownote.ingest import STAGES, clean_filename, ocr_progress_text
-from knownote.jobs import (
+from knownote.answer.servers import AnswerServers
+from knownote.pipeline.ingest import STAGES, clean_filename, ocr_progress_text
+from knownote.pipeline.worker import ImportWorker
+from knownote.settings import Settings
+from knownote.show.excerpt import escape_markdown
+from knownote.store.db import Notebook
+from knownote.store.jobs import (
     CANCELLED,
     DUPLICATE,
     FAILED,
@@ -24,12 +28,8 @@ from knownote.jobs import (
     RUNNING,
     Job,
 )
-from knownote.servers import AnswerServers
-from knownote.settings import Settings
-from knownote.store import Notebook
 from knownote.ui.common import count
 from knownote.ui.uploads import release
-from knownote.worker import ImportWorker
 
 REFRESH_SECONDS = 1.0
 STAGE_LABELS = {

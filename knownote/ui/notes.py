@@ -5,16 +5,16 @@ from __future__ import annotations
 
 import streamlit as st
 
-from knownote import notes
+from knownote.answer import notes
+from knownote.answer.notes import Note
 from knownote.errors import KnowNoteError, NotFound
-from knownote.excerpt import escape_markdown
-from knownote.notes import Note
+from knownote.pipeline.worker import ImportWorker
 from knownote.settings import Settings
-from knownote.store import Notebook, Store
+from knownote.show.excerpt import escape_markdown
+from knownote.store.db import Notebook, Store
 from knownote.ui.chat import show_answer
 from knownote.ui.common import ALREADY_DELETED, ask_before_deleting, count, set_confirm
 from knownote.ui.download import prepare
-from knownote.worker import ImportWorker
 
 NOTE_HELP = "Markdown: **bold**, *italic*, lists, links. HTML is shown as text."
 

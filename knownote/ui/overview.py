@@ -8,21 +8,21 @@ from collections.abc import Callable
 
 import streamlit as st
 
-from knownote.cite import Answer
-from knownote.embed import Embedder
-from knownote.errors import KnowNoteError
-from knownote.excerpt import answer_html, escape_markdown
-from knownote.overview import (
+from knownote.answer.cite import Answer
+from knownote.answer.overview import (
     Overview,
     Quote,
     central_sentences,
     load_overview,
     write_overview,
 )
-from knownote.servers import AnswerServers
-from knownote.store import Document, Notebook, Store
+from knownote.answer.servers import AnswerServers
+from knownote.errors import KnowNoteError
+from knownote.index.embed import Embedder
+from knownote.pipeline.worker import ImportWorker
+from knownote.show.excerpt import answer_html, escape_markdown
+from knownote.store.db import Document, Notebook, Store
 from knownote.ui.chat import card
-from knownote.worker import ImportWorker
 
 SOURCES_PER_VIEW = 10
 LABEL = (
@@ -135,7 +135,7 @@ def source_overview(
         st.html(
             f'<blockquote class="kn-quote" data-document="{quote.document_id}" '
             f'data-start="{quote.start}" data-end="{quote.end}">'
-            f"“{html.escape(' '.join(quote.text.split()))}” "
+            f"“{html.escape(quote.shown)}” "
             f'<span class="kn-where">{html.escape(quote.where)}</span></blockquote>'
         )
 

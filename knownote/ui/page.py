@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import streamlit as st
 
-from knownote.cite import SourcePassage
+from knownote.answer.cite import SourcePassage
 from knownote.errors import KnowNoteError, NotFound, PasswordRequired
-from knownote.pdfpage import DEFAULT_ZOOM, PageImage, passage_pages
-from knownote.store import Store
+from knownote.store.db import Store
+
+if TYPE_CHECKING:
+    from knownote.show.pdf_page import PageImage
+
+# knownote.show.pdf_page (and PyMuPDF, 0.7 s to import) is imported when a page is first shown,
+# not when the app starts.
 
 
 @st.cache_data(max_entries=48, show_spinner=False)
@@ -24,6 +31,8 @@ def page_images(
     spans: tuple[tuple[int, int], ...] = (),
 ) -> list[PageImage]:
     """Rendered once per passage; reruns reuse the PNGs (errors are not cached)."""
+    from knownote.show.pdf_page import passage_pages
+
     return passage_pages(
         _store,
         document_id,
@@ -62,6 +71,7 @@ def page_view(
     key = f"{message_id}_{passage.n}"
     if not st.toggle("Show on page", value=shown, key=f"on_page_{key}"):
         return
+    from knownote.show.pdf_page import DEFAULT_ZOOM
 
     def render(whole_page: bool) -> list[PageImage]:
         with st.spinner("Rendering the page…"):

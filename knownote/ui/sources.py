@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import streamlit as st
 
+from knownote.answer.servers import AnswerServers
 from knownote.errors import NotFound
-from knownote.excerpt import escape_markdown, text_with_page_markers
-from knownote.extract import SUPPORTED
-from knownote.reindex import is_stale
-from knownote.servers import AnswerServers
+from knownote.pipeline.reindex import is_stale
+from knownote.pipeline.worker import ImportWorker
+from knownote.read.sniff import SUPPORTED
 from knownote.settings import Settings
-from knownote.store import Document, Notebook, Store
+from knownote.show.excerpt import escape_markdown, text_with_page_markers
+from knownote.store.db import Document, Notebook, Store
 from knownote.ui.common import (
     ALREADY_DELETED,
     ask_before_deleting,
@@ -19,7 +20,6 @@ from knownote.ui.common import (
     set_confirm,
 )
 from knownote.ui.imports import import_panel, queue_uploads
-from knownote.worker import ImportWorker
 
 OLD_INDEX = (
     "Indexed without its title and sections: searched as before until the re-index above "

@@ -2,7 +2,7 @@
 
 Streamlit (1.67) accepts a PUT to `/_stcore/upload_file/<session>/<file>` from any open session,
 signed in or not, and keeps the file in memory until that session ends. Two hooks on the running
-server's own objects apply `knownote.upload_budget` (Streamlit offers no setting for either):
+server's own objects apply `knownote.ui.upload_budget` (Streamlit offers no setting for either):
 
 - `Runtime.is_active_session`, which only the upload route calls, before it reads the request
   body: a session that may hold nothing more is refused there (403 when it has not signed in,
@@ -25,7 +25,7 @@ from streamlit.runtime.scriptrunner import get_script_run_ctx
 from streamlit.runtime.uploaded_file_manager import UploadedFile, UploadedFileRec
 
 from knownote.settings import Settings
-from knownote.upload_budget import MB, UploadBudget
+from knownote.ui.upload_budget import MB, UploadBudget
 
 _INSTALL = threading.Lock()
 

@@ -1,0 +1,132 @@
+"""What the answer model is sent: the rules, the numbered passages, earlier turns, fitted to the
+model's context; and the rewrite of a follow-up into a standalone search query."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from knownote.answer.cite import Answer, SourcePassage, strip_marks
+from knownote.answer.ollama_chat import ANSWER_ROOM, OllamaChat, estimate_tokens, num_ctx_for
+from knownote.answer.servers import AnswerServers
+from knownote.errors import ModelError
+
+SYSTEM_PROMPT = """\
+You answer questions using only the numbered passages from the user's documents that come with \
+each question.
+
+Rules:
+- Use only what the passages say. Do not add facts from elsewhere.
+- After each sentence that uses a passage, put the passage's number in square brackets, like \
+[2]. When a sentence draws on several passages, cite every one of them, like [1][3].
+- Cite only the numbers of the passages given.
+- If the passages do not contain the answer, say so plainly instead of guessing.
+- Answer in the language of the question.
+- Be concise and direct."""
+
+REWRITE_PROMPT = """\
+Rewrite the user's follow-up question as one standalone search query for their documents. Use \
+the earlier turns only to make clear what the follow-up refers to (names, pronouns, the \
+subject left out). Keep the language of the follow-up. Reply with the query alone: no \
+explanation, no quotation marks."""
+
+HISTORY_TURNS = 3  # earlier turns shown to the model
+HISTORY_CHARS = 1500  # of each earlier answer
+
+Chat = OllamaChat | AnswerServers
+
+
+def passage_header(n: int, p: SourcePassage) -> str:
+    where = f", {p.pages}" if p.pages else ""
+    return f"[{n}] {p.title}{where}"
+
+
+def build_messages(
+    question: str, passages: Sequence[SourcePassage], history: Sequence[Answer] = ()
+) -> list[dict]:
+    """The chat sent to the model: rules, earlier turns without their marks, then the passages
+    and the question."""
+    messages = [{"role": "system", "content": SYSTEM_PROMPT}]
+    for turn in history:
+        if turn.text:
+            messages.append({"role": "user", "content": turn.question})
+            messages.append({"role": "assistant", "content": shorten(strip_marks(turn.text))})
+    blocks = [f"{passage_header(p.n, p)}\n{p.text.strip()}" for p in passages]
+    messages.append(
+        {
+            "role": "user",
+            "content": "Passages:\n\n" + "\n\n".join(blocks) + f"\n\nQuestion: {question}",
+        }
+    )
+    return messages
+
+
+def shorten(text: str, limit: int = HISTORY_CHARS) -> str:
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+def fit_prompt(
+    llm: Chat,
+    model: str,
+    question: str,
+    passages: list[SourcePassage],
+    history: list[Answer],
+) -> tuple[list[dict], list[SourcePassage], int]:
+    """Messages, the passages kept and num_ctx, so the prompt fits the model's context: earlier
+    turns go first, then the lowest-ranked passages. Nothing is cut silently by the server."""
+    limit = llm.context_length(model)
+    room, estimate = ANSWER_ROOM, estimate_tokens
+    if isinstance(llm, AnswerServers):
+        room, estimate = llm.room(model), llm.estimator(model)
+    while True:
+        messages = build_messages(question, passages, history)
+        need = num_ctx_for(messages, answer_tokens=room, estimate=estimate)
+        if limit is None or need <= limit or (not history and len(passages) <= 1):
+            return messages, passages, min(need, limit) if limit else need
+        if history:
+            history = history[1:]
+        else:
+            passages = passages[:-1]
+
+
+def without_thinking(text: str) -> str:
+    text = re.sub(r"<think>.*?</think>\s*", "", text, flags=re.DOTALL)
+    return re.sub(r"<think>.*", "", text, flags=re.DOTALL).strip()
+
+
+def standalone_query(
+    question: str, history: Sequence[Answer], llm: Chat | None, model: str | None
+) -> str:
+    """The search query for a follow-up: rewritten by the model from the earlier turns (the
+    question itself when that fails), or, without a model, the previous question and the
+    follow-up together."""
+    return rewrite_query(question, history, llm, model)[0]
+
+
+def rewrite_query(
+    question: str, history: Sequence[Answer], llm: Chat | None, model: str | None
+) -> tuple[str, ModelError | None]:
+    """standalone_query, plus the model's failure when it could not answer."""
+    earlier = [turn for turn in history if turn.question][-HISTORY_TURNS:]
+    if not earlier:
+        return question, None
+    if llm is None or not model:
+        return f"{earlier[-1].question} {question}", None
+    turns = "\n\n".join(
+        f"Q: {turn.question}\nA: {shorten(strip_marks(turn.text), 400)}" for turn in earlier
+    )
+    messages = [
+        {"role": "system", "content": REWRITE_PROMPT},
+        {
+            "role": "user",
+            "content": f"Earlier turns:\n{turns}\n\nFollow-up: {question}\n\nStandalone query:",
+        },
+    ]
+    try:
+        reply = llm.complete(model, messages, num_ctx_for(messages, answer_tokens=256))
+    except ModelError as e:
+        return question, e
+    lines = [line.strip() for line in without_thinking(reply).splitlines() if line.strip()]
+    query = re.sub(r"^(standalone )?query:\s*", "", lines[0], flags=re.I) if lines else ""
+    query = query.strip("\"'“”「」 ")
+    return (query if 0 < len(query) <= 400 else question), None

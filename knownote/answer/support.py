@@ -1,0 +1,342 @@
+"""Support spans: for each sentence of an answer, the sentence or clause of a passage it leans on.
+
+An answer's sentences are split (ASCII and full-width punctuation, abbreviations, list lines),
+and each is compared with the sentences (long ones cut into clauses) of the passages it cites;
+a sentence without a mark is compared with every passage that was in front of the model and the
+best span is offered as a suggestion. The score is the share of the sentence's keywords found in
+the span (CJK as character bigrams, each keyword weighted by how rare it is among the candidate
+spans, bigrams of hiragana only weighted down), plus half the share found only in the sentence
+just before the span (the context it leans on), lowered when a number or a name of the sentence
+is missing from the span. A best score under WEAK_SCORE is flagged "no close match": a note,
+never a verdict.
+
+Spans are `[start, end)` into the document text, always inside the passage they come from, so
+`document.text[start:end] == passage.text[start - passage.start:end - passage.start]`.
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from knownote.answer.cite import MARK, SourcePassage, Support, strip_marks
+from knownote.index.tokenize import tokenize
+
+WEAK_SCORE = 0.20  # best support under this is flagged; tuned with `knownote eval-support`
+MISSING_NUMBER = 0.6  # factor per number of the sentence that the span lacks
+MISSING_NAME = 0.85  # factor per capitalised name of the sentence that the span lacks
+PRECISION_WEIGHT = 0.15  # a little preference for spans that hold little else
+MAX_SPAN = 260  # longer document sentences are also offered clause by clause
+MIN_CLAUSE = 25
+MAX_SENTENCE = 400  # longer answer "sentences" (no punctuation at all) are cut at clauses
+CONTEXT_WEIGHT = 0.5  # terms of the sentence found only in the span just before count this much
+KANA_WEIGHT = 0.5  # factor on a term made only of hiragana: Japanese particles and endings
+
+NO_CLOSE_MATCH = "no close match in the cited passages"
+NO_CLOSE_MATCH_ANY = "no close match in the passages"
+SUGGESTED = "suggested"
+
+_ABBREVIATIONS = frozenset(
+    [
+        "mr",
+        "mrs",
+        "ms",
+        "dr",
+        "prof",
+        "st",
+        "sr",
+        "jr",
+        "vs",
+        "etc",
+        "al",
+        "fig",
+        "figs",
+        "eq",
+        "no",
+        "nos",
+        "vol",
+        "pp",
+        "ch",
+        "sec",
+        "inc",
+        "ltd",
+        "co",
+        "corp",
+        "dept",
+        "est",
+        "approx",
+        "ca",
+        "cf",
+        "e.g",
+        "i.e",
+        "u.s",
+        "u.k",
+        "jan",
+        "feb",
+        "mar",
+        "apr",
+        "jun",
+        "jul",
+        "aug",
+        "sep",
+        "sept",
+        "oct",
+        "nov",
+        "dec",
+    ]
+)
+_CLOSERS = "\"'”’»)\\]}」』）》〉】〕"
+_MARKS = r"(?:[^\S\n]*\[\d+\])*"
+# Candidate sentence ends; an ASCII full stop is then checked against abbreviations.
+_END = re.compile(
+    rf"[.!?…]+[{_CLOSERS}]*{_MARKS}(?=\s|$)"
+    rf"|[。！？｡．!?]+[{_CLOSERS}]*{_MARKS}"
+    r"|\n"
+)
+# In documents a single line break is mostly a wrap: only a blank line or a list item ends there.
+_DOCUMENT_END = re.compile(
+    rf"[.!?…]+[{_CLOSERS}]*(?=\s|$)"
+    rf"|[。！？｡．!?]+[{_CLOSERS}]*"
+    r"|\n[^\S\n]*\n"
+    r"|\n(?=[^\S\n]*(?:[-*•·▪#]|\d+[.)])\s)"
+)
+# A closing quote that a quotative particle follows (「…！」と, 「…。」という) ends no sentence.
+_QUOTED = re.compile(r"[」』”](?:と|って|という|との)")
+_CLAUSE = re.compile(r"[；;：:，,、]+[^\S\n]*")
+_WORD_BEFORE = re.compile(r"([\w.]+)\.+$")
+_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9f\uac00-\ud7af"
+# Vertical or narrow CJK text comes out of a PDF a character or a few per line.
+_CJK_WRAP = re.compile(rf"(?<=[{_CJK}])\s+(?=[{_CJK}])")
+_NAME = re.compile(r"(?<=[^\W\d_] )[A-Z][^\W\d_]+|(?<=[,;:] )[A-Z][^\W\d_]+")
+
+
+def terms(text: str) -> set[str]:
+    """The keywords of a text for matching: tokenize's, with CJK line wraps joined first."""
+    return set(tokenize(_CJK_WRAP.sub("", text)))
+
+
+_HIRAGANA = re.compile("[\u3041-\u309f]+")
+
+
+def _kind_weight(term: str) -> float:
+    """Terms made only of hiragana (particles, verb endings: "のは", "した") are weak evidence."""
+    return KANA_WEIGHT if _HIRAGANA.fullmatch(term) else 1.0
+
+
+def _is_abbreviation(text: str, dot: int) -> bool:
+    """Whether the full stop at `dot` ends an abbreviation or an initial ("e.g.", "J.")."""
+    match = _WORD_BEFORE.search(text, max(0, dot - 12), dot + 1)
+    if not match:
+        return False
+    word = match.group(1).casefold()
+    return word in _ABBREVIATIONS or (len(word) == 1 and word.isalpha())
+
+
+def sentence_spans(text: str, document: bool = False) -> list[tuple[int, int]]:
+    """[start, end) of each sentence of `text`, whitespace trimmed; marks that follow a sentence
+    stay with it. Full-width punctuation, line breaks and ASCII punctuation before whitespace end
+    a sentence; a full stop after an abbreviation or before a lower-case word does not.
+
+    With `document`, a single line break (a wrap in extracted text) ends nothing unless a list
+    item follows; a blank line does.
+    """
+    cuts = []
+    for match in (_DOCUMENT_END if document else _END).finditer(text):
+        end = match.end()
+        if text[match.start()] == ".":
+            rest = text[end:].lstrip()
+            if _is_abbreviation(text, match.start()) or rest[:1].islower():
+                continue
+        if _QUOTED.match(text, end - 1):  # 「…した。」と述べた: the quote goes on
+            continue
+        cuts.append(end)
+    out = []
+    start = 0
+    for end in [*cuts, len(text)]:
+        for a, b in _trim(text, start, end):
+            out.extend(_clauses(text, a, b, MAX_SENTENCE, MAX_SENTENCE // 4))
+        start = end
+    return out
+
+
+def _trim(text: str, a: int, b: int) -> list[tuple[int, int]]:
+    piece = text[a:b]
+    lead = len(piece) - len(piece.lstrip())
+    trail = len(piece) - len(piece.rstrip())
+    return [(a + lead, b - trail)] if b - a - lead - trail > 0 else []
+
+
+def _clause_pieces(text: str, a: int, b: int, shortest: int) -> list[tuple[int, int]]:
+    """[a, b) cut after clause punctuation into pieces of at least `shortest` characters."""
+    pieces = []
+    start = a
+    for m in _CLAUSE.finditer(text, a, b):
+        if m.end() - start >= shortest and b - m.end() >= shortest:
+            pieces.append((start, m.end()))
+            start = m.end()
+    pieces.append((start, b))
+    return [t for lo, hi in pieces for t in _trim(text, lo, hi)]
+
+
+def _clauses(text: str, a: int, b: int, longest: int, shortest: int) -> list[tuple[int, int]]:
+    """[a, b) as it is when short enough, else cut at clauses (and cut hard where a piece has no
+    punctuation at all)."""
+    if b - a <= longest:
+        return [(a, b)]
+    out = []
+    for lo, hi in _clause_pieces(text, a, b, shortest):
+        for x in range(lo, hi, longest):
+            out.extend(_trim(text, x, min(hi, x + longest)))
+    return out
+
+
+@dataclass(frozen=True)
+class _Candidate:
+    n: int
+    document_id: int
+    start: int  # into the document text
+    end: int
+    text: str
+    terms: frozenset[str]
+
+
+def candidates(passages: Sequence[SourcePassage]) -> list[_Candidate]:
+    """The sentences of each passage, and the clauses of long ones, once per document range."""
+    found: list[_Candidate] = []
+    seen: set[tuple[int, int, int]] = set()
+    for p in passages:
+        spans = []
+        for a, b in sentence_spans(p.text, document=True):
+            spans.append((a, b))
+            if b - a > MAX_SPAN:
+                spans.extend(s for s in _clause_pieces(p.text, a, b, MIN_CLAUSE) if s != (a, b))
+        for a, b in spans:
+            key = (p.document_id, p.start + a, p.start + b)
+            words = frozenset(terms(p.text[a:b]))
+            if key in seen or not words:
+                continue
+            seen.add(key)
+            found.append(_Candidate(p.n, p.document_id, key[1], key[2], p.text[a:b], words))
+    return found
+
+
+def _previous(spans: Sequence[_Candidate]) -> np.ndarray:
+    """For each span, the index of the span just before it in its passage (-1: none); of spans
+    ending at the same place, the longest (the sentence rather than its last clause)."""
+    out = np.full(len(spans), -1)
+    by_passage: dict[int, list[int]] = {}
+    for i, c in enumerate(spans):
+        by_passage.setdefault(c.n, []).append(i)
+    for ids in by_passage.values():
+        ids.sort(key=lambda i: (spans[i].end, spans[i].end - spans[i].start))
+        ends = [spans[i].end for i in ids]
+        for i in ids:
+            k = bisect.bisect_right(ends, spans[i].start)
+            out[i] = ids[k - 1] if k else -1
+    return out
+
+
+class Scorer:
+    """Scores sentences against the candidate spans of one answer's passages.
+
+    An inverted index (term -> the spans holding it) makes a sentence cost one array update per
+    distinct term, whatever the number of spans.
+    """
+
+    def __init__(self, spans: Sequence[_Candidate]) -> None:
+        self.spans = list(spans)
+        postings: dict[str, list[int]] = {}
+        for i, c in enumerate(self.spans):
+            for t in c.terms:
+                postings.setdefault(t, []).append(i)
+        n = len(self.spans)
+        self.unseen = math.log(1 + n)
+        self.postings = {t: np.array(ids) for t, ids in postings.items()}
+        self.weights = {
+            t: math.log(1 + n / (1 + len(ids))) * _kind_weight(t) for t, ids in postings.items()
+        }
+        self.span_weight = np.array(
+            [sum(self.weights[t] for t in c.terms) for c in self.spans], dtype=float
+        )
+        self.passage = np.array([c.n for c in self.spans])
+        self.start = np.array([c.start for c in self.spans])
+        self.previous = _previous(self.spans)
+
+    def best(self, sentence: str, allowed: set[int] | None = None) -> tuple[int, float] | None:
+        """(index into spans, score) of the best span among passages `allowed` (None: all)."""
+        words = terms(sentence)
+        if not words or not self.spans:
+            return None
+        ordered = sorted(words)
+        held = np.zeros((len(ordered), len(self.spans)), dtype=bool)
+        w = np.empty(len(ordered))
+        for k, t in enumerate(ordered):
+            w[k] = self.weights[t] if t in self.weights else self.unseen * _kind_weight(t)
+            if t in self.postings:
+                held[k, self.postings[t]] = True
+        total = float(w.sum())
+        shared = w @ held
+        # What the span lacks but the sentence before it holds: the context it leans on
+        # ("The result: both lost." after the sentence naming the election).
+        context = np.zeros(len(self.spans))
+        before = self.previous >= 0
+        context[before] = w @ (held[:, self.previous[before]] & ~held[:, before])
+        score = (1 - PRECISION_WEIGHT) * (
+            shared + CONTEXT_WEIGHT * context
+        ) / total + PRECISION_WEIGHT * shared / np.maximum(self.span_weight, 1e-9)
+        names = {m.casefold() for m in _NAME.findall(sentence)}
+        for t in words:  # numbers and names of the sentence that a span lacks
+            factor = MISSING_NUMBER if t.isdigit() else MISSING_NAME if t in names else None
+            if factor is not None:
+                lacking = np.ones(len(self.spans), dtype=bool)
+                if t in self.postings:
+                    lacking[self.postings[t]] = False
+                score[lacking] *= factor
+        if allowed is not None:
+            score[~np.isin(self.passage, list(allowed))] = -1.0
+        i = int(np.argmax(score))  # the first of equals: the best-ranked passage's span
+        if score[i] < 0:
+            return None
+        return i, float(score[i])
+
+
+def support_spans(text: str, passages: Sequence[SourcePassage]) -> tuple[Support, ...]:
+    """The support of each sentence of an answer (`text` with canonical `[n]` marks).
+
+    A sentence with marks is matched inside the passages it cites; one without marks inside all
+    `passages`, and its support is a suggestion. Sentences without keywords get none.
+    """
+    if not text.strip() or not passages:
+        return ()
+    numbers = {p.n for p in passages}
+    scorer = Scorer(candidates(passages))
+    out = []
+    for i, (a, b) in enumerate(sentence_spans(text)):
+        sentence = text[a:b]
+        cited = {int(m.group(1)) for m in MARK.finditer(sentence)} & numbers
+        found = scorer.best(strip_marks(sentence), cited or None)
+        if found is None:
+            continue
+        span, score = found
+        c = scorer.spans[span]
+        out.append(
+            Support(
+                sentence=i,
+                sentence_start=a,
+                sentence_end=b,
+                n=c.n,
+                document_id=c.document_id,
+                start=c.start,
+                end=c.end,
+                text=c.text,
+                score=round(score, 4),
+                suggested=not cited,
+                weak=score < WEAK_SCORE,
+            )
+        )
+    return tuple(out)

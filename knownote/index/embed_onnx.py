@@ -1,0 +1,144 @@
+"""The packaged all-MiniLM-L6-v2 on CPU through ONNX Runtime and Hugging Face `tokenizers`.
+
+No torch at run time. The ONNX graph is exported from the packaged weights once (that step
+imports torch, see `knownote.index.onnx_export`) and cached in the data folder; every later process
+only loads it. Tokenisation, truncation at the model's `max_seq_length`, mean pooling and
+normalisation are those of sentence-transformers, so the vectors match its vectors (mean cosine
+above 0.9999 for the fp32 graph) and notebooks made by either path can be searched by the other.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from knownote.errors import ModelError
+from knownote.index.embed import Progress, model_location
+
+# Tokens per batch (padding included): batches of short passages hold more of them.
+TOKENS_PER_BATCH = 4096
+MAX_BATCH = 64
+
+
+class OnnxEmbedder:
+    """Normalised float32 embeddings from a BERT-style sentence-transformers model in ONNX."""
+
+    chunk = 256  # passages per progress report
+
+    def __init__(
+        self, name: str, model_folder: Path, graph: Path, max_batch: int = MAX_BATCH
+    ) -> None:
+        self.name = name
+        self.model_folder = Path(model_folder)
+        self.graph = Path(graph)
+        self.max_batch = max_batch
+        self._session = None
+        self._tokenizer = None
+        self._lock = threading.Lock()
+        config = json.loads((self.model_folder / "sentence_bert_config.json").read_text())
+        self.max_seq_length = int(config["max_seq_length"])
+        pooling = json.loads((self.model_folder / "1_Pooling" / "config.json").read_text())
+        self._dim = int(pooling["word_embedding_dimension"])
+
+    @property
+    def dim(self) -> int:
+        return self._dim
+
+    def _load(self):
+        with self._lock:
+            if self._session is None:
+                import onnxruntime
+                from tokenizers import Tokenizer
+
+                from knownote.index.onnx_export import ensure_graph
+
+                ensure_graph(self.model_folder, self.graph)
+
+                tokenizer = Tokenizer.from_file(str(self.model_folder / "tokenizer.json"))
+                tokenizer.enable_truncation(self.max_seq_length)
+                tokenizer.no_padding()
+                options = onnxruntime.SessionOptions()
+                options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_ALL
+                threads = os.environ.get("KNOWNOTE_EMBED_THREADS")
+                if threads:
+                    options.intra_op_num_threads = int(threads)
+                try:
+                    session = onnxruntime.InferenceSession(
+                        str(self.graph), options, providers=["CPUExecutionProvider"]
+                    )
+                except Exception as e:  # onnxruntime raises its own Fail/InvalidGraph types
+                    raise ModelError(
+                        f"The embedding model's ONNX file {self.graph} could not be loaded ({e}). "
+                        "Delete it and it will be made again."
+                    ) from e
+                self._tokenizer, self._session = tokenizer, session
+            return self._tokenizer, self._session
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        """Vectors of `texts` in their order; batches grouped by token length."""
+        tokenizer, session = self._load()
+        # sentence-transformers strips each text before tokenising it.
+        encodings = tokenizer.encode_batch([str(t).strip() for t in texts])
+        lengths = np.array([len(e.ids) for e in encodings], dtype=np.int64)
+        order = np.argsort(-lengths, kind="stable")
+        out = np.empty((len(texts), self._dim), dtype=np.float32)
+        i = 0
+        while i < len(order):
+            longest = int(lengths[order[i]])
+            size = max(1, min(self.max_batch, TOKENS_PER_BATCH // max(longest, 1)))
+            chosen = order[i : i + size]
+            ids = np.zeros((len(chosen), longest), dtype=np.int64)
+            mask = np.zeros((len(chosen), longest), dtype=np.int64)
+            for row, j in enumerate(chosen):
+                n = int(lengths[j])
+                ids[row, :n] = encodings[j].ids
+                mask[row, :n] = 1
+            (hidden,) = session.run(
+                None,
+                {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)},
+            )
+            out[chosen] = mean_pool(hidden, mask)
+            i += size
+        return out
+
+    def embed_passages(self, texts: Sequence[str], progress: Progress | None = None) -> np.ndarray:
+        parts = []
+        for i in range(0, len(texts), self.chunk):
+            parts.append(self.encode(texts[i : i + self.chunk]))
+            if progress:
+                progress(min(i + self.chunk, len(texts)), len(texts))
+        if not parts:
+            return np.zeros((0, self._dim), dtype=np.float32)
+        return np.concatenate(parts)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self.encode([text])[0]
+
+
+def mean_pool(hidden: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """Mean of the unmasked token vectors, then unit length (as sentence-transformers does)."""
+    weights = mask.astype(np.float32)[:, :, None]
+    summed = (hidden * weights).sum(axis=1)
+    pooled = summed / np.clip(weights.sum(axis=1), 1e-9, None)
+    norms = np.linalg.norm(pooled, axis=1, keepdims=True)
+    return (pooled / np.clip(norms, 1e-12, None)).astype(np.float32)
+
+
+def packaged_onnx_embedder(name: str, int8: bool = False) -> OnnxEmbedder:
+    """The packaged model through ONNX Runtime (its fp32 or int8 graph, cached in
+    `model_cache`)."""
+    from knownote.index.onnx_export import graph_path
+    from knownote.settings import PACKAGED_MODEL, Settings
+
+    folder = Path(model_location(name))
+    # The int8 graph is named after the model it is made from, beside that model's fp32 graph.
+    graph = graph_path(folder, Settings().model_cache, PACKAGED_MODEL if int8 else name, int8)
+    # The int8 graph quantises its activations with one scale per run: a passage in a batch
+    # would get a vector that depends on the other passages (cosine 0.97 to its vector alone,
+    # for a short one among long ones). One passage a run costs ~5% of the speed.
+    return OnnxEmbedder(name, folder, graph, max_batch=1 if int8 else MAX_BATCH)

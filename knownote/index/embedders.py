@@ -1,0 +1,51 @@
+"""The process-wide embedder for a model name: the packaged model through ONNX Runtime (or torch
+when a GPU is present) or its int8 graph, any other model through sentence-transformers,
+`ollama:`/`openai:` names on a server. Each loads its model lazily on first use and is kept
+once per process and name.
+"""
+
+from __future__ import annotations
+
+import threading
+
+from knownote.errors import ModelError
+from knownote.index.embed import PACKAGED, Embedder, SentenceTransformerEmbedder
+from knownote.index.embed_onnx import packaged_onnx_embedder
+from knownote.settings import PACKAGED_INT8, Settings, gpu_visible
+
+
+def use_onnx() -> bool:
+    """Whether the packaged model runs through ONNX Runtime (see the embedding_backend setting)."""
+    backend = Settings().embedding_backend
+    if backend not in ("auto", "onnx", "torch"):
+        raise ModelError(
+            f"Unknown embedding backend “{backend}”; use auto, onnx or torch "
+            "(KNOWNOTE_EMBEDDING_BACKEND)."
+        )
+    if backend == "auto":
+        return not gpu_visible()
+    return backend == "onnx"
+
+
+_cache: dict[str, Embedder] = {}
+_cache_lock = threading.Lock()
+
+
+def get_embedder(name: str | None = None) -> Embedder:
+    """The process-wide embedder for `name`, by default the settings' embedding model (the
+    model itself loads on first use)."""
+    name = name or Settings().embedding_model
+    with _cache_lock:
+        if name not in _cache:
+            if name.startswith(("ollama:", "openai:")):  # a model on a server
+                # Imported here: the openai client takes ~0.25 s to import, needed only here.
+                from knownote.index.embed_server import ServerEmbedder
+
+                _cache[name] = ServerEmbedder(name)
+            elif name == PACKAGED_INT8:  # its vectors are the int8 graph's, on any machine
+                _cache[name] = packaged_onnx_embedder(name, int8=True)
+            elif name in PACKAGED and use_onnx():
+                _cache[name] = packaged_onnx_embedder(name)
+            else:
+                _cache[name] = SentenceTransformerEmbedder(name)
+        return _cache[name]

@@ -1,0 +1,226 @@
+"""Import: file bytes -> extracted text -> passages -> vectors -> one transaction in the store."""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import PurePath
+
+from knownote.errors import FileTooLarge, KnowNoteError, ModelError, NotFound, PasswordRequired
+from knownote.index.context import CURRENT, IndexRecipe, embedding_texts, index_passages
+from knownote.index.embed import Embedder
+from knownote.index.embedders import get_embedder
+from knownote.index.split import split
+from knownote.read.extracted import OcrLimits
+from knownote.read.sections import section_paths
+from knownote.read.timelimit import extract_with_time_limit
+from knownote.settings import Settings
+from knownote.store.db import Heading, Notebook, Page, Store, sha256_hex
+
+# progress(file name, stage, done, total); stages: extract, split, embed, store, and "ocr"
+# (pages read by OCR, reported during extract).
+Progress = Callable[[str, str, int, int], None]
+STAGES = ("extract", "split", "embed", "store")
+
+
+@dataclass(frozen=True)
+class ImportResult:
+    file: str
+    status: str  # "imported", "duplicate" or "failed"
+    document_id: int | None = None
+    pages: int = 0
+    passages: int = 0
+    chars: int = 0
+    warnings: tuple[str, ...] = field(default_factory=tuple)
+    error: str | None = None
+    needs_password: bool = False
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "file": self.file,
+            "status": self.status,
+            "document_id": self.document_id,
+            "pages": self.pages,
+            "passages": self.passages,
+            "chars": self.chars,
+            "warnings": list(self.warnings),
+            "error": self.error,
+        }
+
+
+def clean_filename(name: str) -> str:
+    """The user's file name as a label: no folders, no control characters, bounded length."""
+    base = PurePath(name.replace("\\", "/")).name
+    base = "".join(ch for ch in base if ch.isprintable()).strip()
+    if base in ("", ".", ".."):
+        base = "untitled"
+    return base if len(base) <= 200 else base[:150] + "…" + base[-40:]
+
+
+def page_of(page_starts: Sequence[int], pages: Sequence[Page], offset: int) -> int | None:
+    """The number of the page whose range holds `offset` (or precedes it, in a separator)."""
+    if not pages:
+        return None
+    i = bisect.bisect_right(page_starts, offset) - 1
+    return pages[max(i, 0)].number
+
+
+def ocr_limits(settings: Settings) -> OcrLimits:
+    return OcrLimits(
+        dpi=settings.ocr_dpi,
+        max_megapixels=settings.max_image_megapixels,
+        max_pages=settings.max_ocr_pages,
+        threads=settings.ocr_threads,
+        engine=settings.ocr_engine,
+        languages=settings.ocr_languages,
+    )
+
+
+def ocr_progress_text(done: int, total: int) -> str:
+    """What the import says while pages are read by OCR."""
+    if done >= total:
+        return f"Read {total:,} pages by OCR" if total != 1 else "Read 1 page by OCR"
+    return f"Reading page {done + 1:,} of {total:,} by OCR"
+
+
+def get_or_create_notebook(store: Store, name: str, settings: Settings) -> Notebook:
+    notebook = store.notebook_by_name(name)
+    if notebook is not None:
+        return notebook
+    embedder = get_embedder(settings.embedding_model)
+    return store.create_notebook(name, embedder.name, embedder.dim)
+
+
+def import_file(
+    store: Store,
+    notebook: Notebook,
+    filename: str,
+    data: bytes,
+    *,
+    settings: Settings,
+    embedder: Embedder | None = None,
+    password: str | None = None,
+    progress: Progress | None = None,
+    recipe: IndexRecipe = CURRENT,
+) -> ImportResult:
+    """Import one file into a notebook. Never raises for a problem with the file itself.
+
+    `recipe` says how vectors and keyword terms are made (the benchmarks compare the old way).
+    """
+    label = clean_filename(filename)
+
+    def report(stage: str, done: int, total: int) -> None:
+        if progress:
+            progress(label, stage, done, total)
+
+    try:
+        if len(data) > settings.max_file_mb * 1024 * 1024:
+            raise FileTooLarge(
+                f"{label} is {len(data) / 1024 / 1024:.0f} MB; the limit is "
+                f"{settings.max_file_mb} MB (setting max_file_mb)."
+            )
+        digest = sha256_hex(data)
+        existing = store.document_by_hash(notebook.id, digest)
+        if existing is not None:
+            return _duplicate(label, existing.id, store)
+        report("extract", 0, 1)
+        extracted = extract_with_time_limit(
+            data,
+            label,
+            password=password,
+            max_chars=settings.max_text_chars,
+            max_pages=settings.max_pages,
+            seconds=settings.max_extract_seconds,
+            ocr=ocr_limits(settings),
+            progress=lambda done, total: report("ocr", done, total),
+        )
+        report("split", 0, 1)
+        text = extracted.text
+        spans = split(text, settings.passage_size, settings.passage_overlap)
+        pages = [Page(p.number, p.start, p.end) for p in extracted.pages]
+        starts = [p.start for p in pages]
+        sections = section_paths(text, extracted.headings, [s.start for s in spans])
+        title = extracted.title or label
+        terms_as = recipe.analyzer(text)
+        passages = index_passages(
+            text,
+            title,
+            [(s.start, s.end) for s in spans],
+            sections,
+            [(page_of(starts, pages, s.start), page_of(starts, pages, s.end - 1)) for s in spans],
+            terms_as,
+        )
+        embedder = embedder or get_embedder(notebook.embedding_model)
+        if embedder.name != notebook.embedding_model:
+            raise ModelError(
+                f"This notebook uses the embedding model “{notebook.embedding_model}”, "
+                f"not “{embedder.name}”."
+            )
+        report("embed", 0, len(passages))
+        vectors = embedder.embed_passages(
+            embedding_texts(text, title, passages, recipe.embedded_as),
+            progress=lambda done, total: report("embed", done, total),
+        )
+        report("store", 0, 1)
+        # Under the lock from saving the file to the commit, so that no other session's delete
+        # can discard the kept file in between.
+        with store.lock:
+            store.save_file(data)
+            try:
+                document_id = store.add_document(
+                    notebook_id=notebook.id,
+                    title=title,
+                    filename=label,
+                    kind=extracted.kind,
+                    sha256=digest,
+                    text=text,
+                    pages=pages,
+                    passages=passages,
+                    vectors=vectors,
+                    warnings=extracted.warnings,
+                    ocr_pages=extracted.ocr_pages,
+                    split=(settings.passage_size, settings.passage_overlap),
+                    headings=[Heading(h.start, h.end, h.level) for h in extracted.headings],
+                    embedded_as=recipe.embedded_as,
+                    terms_as=terms_as,
+                )
+            finally:
+                store.discard_file_if_unused(digest)
+        if document_id is not None:
+            store.sort_terms_when_due()
+        report("store", 1, 1)
+        if document_id is None:  # imported by someone else while we worked
+            existing = store.document_by_hash(notebook.id, digest)
+            if existing is None:  # ... and deleted again since
+                raise NotFound(f"{label} was imported and deleted in another window meanwhile.")
+            return _duplicate(label, existing.id, store)
+        return ImportResult(
+            file=label,
+            status="imported",
+            document_id=document_id,
+            pages=len(pages),
+            passages=len(passages),
+            chars=len(text),
+            warnings=tuple(extracted.warnings),
+        )
+    except KnowNoteError as e:
+        return ImportResult(
+            file=label,
+            status="failed",
+            error=str(e),
+            needs_password=isinstance(e, PasswordRequired),
+        )
+
+
+def _duplicate(label: str, document_id: int, store: Store) -> ImportResult:
+    document = store.document(document_id)
+    return ImportResult(
+        file=label,
+        status="duplicate",
+        document_id=document.id,
+        pages=document.n_pages,
+        passages=document.passages,
+        chars=document.n_chars,
+        warnings=(f"Already in this notebook as “{document.title}”.",),
+    )

@@ -1,0 +1,256 @@
+"""The import worker: one thread per process works through the import queue, a job at a time.
+
+DuckDB has one writer, so one worker is enough: extraction and embedding run outside the store's
+lock, and only the final transaction holds it. Questions in any notebook go on meanwhile.
+Once no import waits, it writes the overviews asked for with the imports (see `overview_after`).
+"""
+
+from __future__ import annotations
+
+import atexit
+import logging
+import threading
+from collections import deque
+from collections.abc import Callable
+from typing import TYPE_CHECKING, TypeVar
+
+from knownote.errors import KnowNoteError, NotFound
+from knownote.index.embed import Embedder
+from knownote.settings import Settings
+from knownote.store.jobs import CANCELLED, DUPLICATE, FAILED, IMPORTED, REINDEX, Job, JobQueue
+
+if TYPE_CHECKING:
+    from knownote.answer.prompts import Chat
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+IDLE_WAIT = 2.0  # seconds between looks at the queue when nobody wakes the worker
+
+
+class ImportCancelled(Exception):
+    """Raised from the progress callback to stop an import at a stage boundary.
+
+    Not a KnowNoteError, so `import_file` does not turn it into a failed result: it unwinds
+    before the store stage, and nothing of the document is stored.
+    """
+
+
+class ImportStopped(Exception):
+    """Raised from the progress callback when the process stops: the job is left as it is, and
+    the next start lists it as interrupted."""
+
+
+class ImportWorker:
+    """Takes queued jobs and runs `import_file` on them with a progress callback into the row."""
+
+    def __init__(
+        self, queue: JobQueue, settings: Settings, embedder: Callable[[str], Embedder]
+    ) -> None:
+        self.queue = queue
+        self.settings = settings
+        self.embedder = embedder
+        self._passwords: dict[int, str] = {}  # held in memory only, never stored
+        # Overviews asked for with an import: job id -> (servers, model), then, once the document
+        # is in, (document id, servers, model) in the order imports finished. Memory only: after a
+        # restart the Overview view offers to write what is missing.
+        self._overview_models: dict[int, tuple[Chat, str]] = {}
+        self._overviews_due: deque[tuple[int, Chat, str]] = deque()
+        self._overview_writing: int | None = None
+        self.overview_errors: dict[int, str] = {}  # document id -> why its overview is missing
+        self._wake = threading.Event()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> ImportWorker:
+        """Mark what a previous process left unfinished as interrupted, queue the re-index of
+        notebooks holding documents indexed the old way, then start the thread."""
+        self.queue.recover()
+        self.queue_reindexing()
+        self._thread = threading.Thread(target=self._loop, name="knownote-imports", daemon=True)
+        self._thread.start()
+        # A daemon thread killed inside DuckDB at interpreter exit aborts the process: stop first.
+        atexit.register(self.stop, 10.0)
+        return self
+
+    def stop(self, timeout: float = 30.0) -> None:
+        """Stop after the running job's next stage boundary (it stays unfinished)."""
+        self._stop.set()
+        self._wake.set()
+        if self._thread is not None:
+            self._thread.join(timeout)
+
+    def queue_reindexing(self) -> None:
+        """A re-index job for every notebook with documents indexed the old way."""
+        from knownote.pipeline.reindex import notebooks_to_reindex
+
+        for notebook_id in notebooks_to_reindex(self.queue.store):
+            self.queue.enqueue_reindex(notebook_id)
+        self.wake()
+
+    def wake(self) -> None:
+        """Look at the queue now (call after adding a job)."""
+        self._wake.set()
+
+    def give_password(self, job_id: int, password: str) -> None:
+        """Queue an encrypted PDF again with the password to try."""
+        self._passwords[job_id] = password
+        self.queue.requeue(job_id)
+        self.wake()
+
+    def overview_after(self, job_id: int, llm: Chat, model: str) -> None:
+        """Write the overview of the job's document with `model` once it is imported and no
+        other import waits."""
+        self._overview_models[job_id] = (llm, model)
+
+    def overviews_due(self) -> set[int]:
+        """Documents whose overview is waiting to be written or being written."""
+        due = {document_id for document_id, _, _ in list(self._overviews_due)}
+        return due | ({self._overview_writing} - {None})
+
+    def _loop(self) -> None:
+        while not self._stop.is_set():
+            if not self.run_once() and not self.write_next_overview():
+                self._wake.wait(IDLE_WAIT)
+                self._wake.clear()
+
+    def write_next_overview(self) -> bool:
+        """Write the oldest due overview (unless one was written since); False when none is due."""
+        from knownote.answer.overview import write_overview  # here: it loads the answer libraries
+
+        try:
+            document_id, llm, model = self._overviews_due.popleft()
+        except IndexError:
+            return False
+        self._overview_writing = document_id
+        try:
+            if self.queue.store.overview(document_id) is None:
+                write_overview(self.queue.store, llm, model, document_id)
+        except KnowNoteError as e:  # a model that fails, a document deleted meanwhile
+            self.overview_errors[document_id] = str(e)
+        finally:
+            self._overview_writing = None
+        return True
+
+    def run_once(self) -> bool:
+        """Run the oldest queued job to its end; False when the queue was empty."""
+        job = self.queue.claim_next()
+        if job is None:
+            return False
+        try:
+            self._run(job)
+        except Exception as e:
+            # A bug must not stop the worker for every later job; the job says so and the log
+            # keeps the traceback.
+            log.exception("import job %s failed", job.id)
+            self.queue.finish(
+                job.id,
+                FAILED,
+                error=f"The import stopped on an unexpected error ({type(e).__name__}: {e}). "
+                "The server log has the details.",
+            )
+        return True
+
+    def _run(self, job: Job) -> None:
+        if job.kind == REINDEX:
+            self._reindex(job)
+            return
+        from knownote.pipeline.ingest import import_file  # here: it loads the extraction libraries
+
+        password = self._passwords.pop(job.id, None)
+        try:
+            notebook = self.queue.store.notebook(job.notebook_id)
+            data = self.queue.read_bytes(job)
+        except NotFound as e:
+            self.queue.finish(job.id, FAILED, error=str(e))
+            self._forget_if_notebook_gone(job)
+            return
+
+        def progress(label: str, stage: str, done: int, total: int) -> None:
+            if self._stop.is_set() and (stage != "store" or done == 0):
+                raise ImportStopped
+            cancel = self.queue.report(job.id, label, stage, done, total)
+            # The last boundary is the start of the store stage: after it the document commits.
+            if cancel and (stage != "store" or done == 0):
+                raise ImportCancelled
+
+        result = self._unless_stopped(
+            job,
+            lambda: import_file(
+                self.queue.store,
+                notebook,
+                job.filename,
+                data,
+                settings=self.settings.with_(passage_size=job.passage_size),
+                embedder=self.embedder(notebook.embedding_model),
+                password=password,
+                progress=progress,
+            ),
+        )
+        if result is None:
+            return
+        if result.needs_password:
+            self.queue.wait_for_password(job.id, wrong=password is not None)
+            return
+        status = {"imported": IMPORTED, "duplicate": DUPLICATE}.get(result.status, FAILED)
+        writer = self._overview_models.pop(job.id, None)
+        if writer is not None and status == IMPORTED:
+            self._overviews_due.append((result.document_id, *writer))
+        self.queue.finish(
+            job.id,
+            status,
+            document_id=result.document_id,
+            pages=result.pages,
+            passages=result.passages,
+            chars=result.chars,
+            warnings=result.warnings,
+            error=result.error,
+        )
+        self._forget_if_notebook_gone(job)
+
+    def _reindex(self, job: Job) -> None:
+        """Redo the notebook's old documents one by one (each commits on its own), reporting
+        passages done; a cancel stops between documents and the rest wait for the next start."""
+        from knownote.pipeline.reindex import reindex_notebook
+
+        try:
+            notebook = self.queue.store.notebook(job.notebook_id)
+        except NotFound as e:
+            self.queue.finish(job.id, FAILED, error=str(e))
+            self._forget_if_notebook_gone(job)
+            return
+
+        def progress(title: str, done: int, total: int) -> None:
+            if self._stop.is_set():
+                raise ImportStopped
+            if self.queue.report(job.id, title, "reindex", done, total):
+                raise ImportCancelled
+
+        redone = self._unless_stopped(
+            job,
+            lambda: reindex_notebook(
+                self.queue.store, self.embedder(notebook.embedding_model), notebook.id, progress
+            ),
+        )
+        if redone is None:
+            return
+        self.queue.finish(job.id, IMPORTED, passages=self.queue.job(job.id).total)
+        self._forget_if_notebook_gone(job)
+
+    def _unless_stopped(self, job: Job, work: Callable[[], T]) -> T | None:
+        """What `work` returns; None when the job was cancelled (it finishes as such) or the
+        worker is stopping (the job stays unfinished, listed as interrupted at the next start)."""
+        try:
+            return work()
+        except ImportCancelled:
+            self.queue.finish(job.id, CANCELLED)
+            self._forget_if_notebook_gone(job)
+        except ImportStopped:
+            pass
+        return None
+
+    def _forget_if_notebook_gone(self, job: Job) -> None:
+        try:
+            self.queue.store.notebook(job.notebook_id)
+        except NotFound:
+            self.queue.remove(job.id)

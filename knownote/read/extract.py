@@ -1,0 +1,99 @@
+"""File bytes -> canonical text, page ranges and warnings: the one entry point, `extract`.
+
+The text returned here is the canonical text of a document: every offset in the system indexes
+exactly this string, so all cleaning happens at extraction and nowhere later (the rules are in
+canonical.py). Pages are cleaned one by one and joined with "\\n\\n"; the separator belongs to
+no page. What a file is comes from sniff.py; each format has its reader (read_*.py).
+"""
+
+from __future__ import annotations
+
+import zipfile
+
+from knownote.errors import NoTextLayer
+from knownote.read.canonical import PAGE_SEPARATOR, clean_text, good_title, locate_headings
+from knownote.read.epub import extract_epub
+from knownote.read.extracted import Extracted, OcrLimits, OcrProgress, Page, too_many_chars
+from knownote.read.html import html_to_text_and_headings
+from knownote.read.markdown import markdown_headings, markdown_title
+from knownote.read.office import extract_docx, extract_pptx
+from knownote.read.pdf import (
+    PDF_TEXT_FLAGS,
+    extract_image,
+    extract_pdf,
+    ocr_warning,
+    pdf_page_text,
+    pdf_pages_to_ocr,
+)
+from knownote.read.sections import Heading
+from knownote.read.sniff import SUPPORTED, Decoded, detect_kind, display_name, sniff
+from knownote.read.zipcheck import check_zip
+
+__all__ = [
+    "PAGE_SEPARATOR",
+    "PDF_TEXT_FLAGS",
+    "SUPPORTED",
+    "Extracted",
+    "OcrLimits",
+    "OcrProgress",
+    "Page",
+    "clean_text",
+    "detect_kind",
+    "extract",
+    "ocr_warning",
+    "pdf_page_text",
+    "pdf_pages_to_ocr",
+]
+
+
+def extract(
+    data: bytes,
+    filename: str,
+    password: str | None = None,
+    *,
+    max_chars: int = 20_000_000,
+    max_pages: int = 5000,
+    ocr: OcrLimits | None = None,
+    progress: OcrProgress | None = None,
+) -> Extracted:
+    """Canonical text, page ranges, title and warnings of one file; KnowNoteError if it can't.
+
+    Pages without a text layer (or with a noisy OCR layer) and image files are read by OCR
+    within the `ocr` limits; `progress(done, total)` is called per page read so.
+    """
+    name = display_name(filename)
+    kind, payload = sniff(data, name)
+    ocr = ocr or OcrLimits()
+    if kind == "pdf":
+        result = extract_pdf(data, name, password, max_chars, max_pages, ocr, progress)
+    elif kind == "image":
+        result = extract_image(data, name, max_chars, ocr, progress)
+    elif isinstance(payload, zipfile.ZipFile):
+        check_zip(payload, data, name, max_chars)
+        if kind == "docx":
+            result = extract_docx(data, name)
+        elif kind == "pptx":
+            result = extract_pptx(data, name, max_pages)
+        else:
+            result = extract_epub(payload, name, max_pages)
+    else:
+        assert isinstance(payload, Decoded)
+        if len(payload.text) > 4 * max_chars:  # markup or not, this cannot end up under the limit
+            raise too_many_chars(name, max_chars)
+        headings: tuple[Heading, ...] = ()
+        if kind == "html":
+            body, raw_title, words = html_to_text_and_headings(
+                payload.text, xml_first=payload.text.lstrip().startswith("<?xml")
+            )
+            text, title = clean_text(body), good_title(raw_title)
+            headings = tuple(locate_headings(text, words))
+        else:
+            text = clean_text(payload.text)
+            title = markdown_title(text) if kind == "md" else None
+            headings = markdown_headings(text) if kind == "md" else ()
+        result = Extracted(text, kind, (), title, payload.warnings, headings=headings)
+    if len(result.text) > max_chars:
+        raise too_many_chars(name, max_chars)
+    if not result.text.strip():
+        raise NoTextLayer(f"{name} contains no text to import.")
+    return result

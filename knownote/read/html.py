@@ -1,0 +1,142 @@
+"""HTML and XHTML: the visible text, blocks as line breaks, and the title."""
+
+from __future__ import annotations
+
+import re
+
+from lxml import etree
+
+from knownote.read.canonical import scrub
+
+XML_PARSER = etree.XMLParser(
+    resolve_entities=False, no_network=True, load_dtd=False, remove_comments=True, remove_pis=True
+)
+
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+_HTML_PARSER = etree.HTMLParser(remove_comments=True, remove_pis=True, no_network=True)
+_SKIP = _words("head script style noscript template svg iframe object embed canvas nav ix:header")
+_PARAGRAPH = _words(
+    "p h1 h2 h3 h4 h5 h6 table ul ol dl blockquote pre section article header footer aside main "
+    "figure hr address form fieldset details"
+)
+_LINE = _words("div li tr br dt dd caption figcaption summary legend option center body")
+_HEADINGS = {f"h{n}": n for n in range(1, 7)}
+# A wiki's "[edit]" link after each heading stays in the text but is not the heading's words.
+_EDIT_LINK = re.compile(r"\s*\[\s*edit( source)?\s*\]\s*$", re.IGNORECASE)
+_SEPARATOR_RANK = {"": 0, " | ": 1, "\n": 2, "\n\n": 3}
+_HIDDEN_STYLE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.IGNORECASE)
+_HTML_SPACE = re.compile(r"[ \t\n\f]+")
+_XML_PROLOG = re.compile(r"^\s*<\?xml[^>]*\?>")
+_XHTML = "{http://www.w3.org/1999/xhtml}"
+
+
+def _tag(el: etree._Element) -> str:
+    tag = el.tag
+    if not isinstance(tag, str):
+        return ""  # entity reference
+    if tag.startswith("{"):
+        local = tag.rsplit("}", 1)[1]
+        tag = local if tag.startswith(_XHTML) or not el.prefix else f"{el.prefix}:{local}"
+    return tag.lower()
+
+
+def _parse_html(markup: str, xml_first: bool) -> etree._Element | None:
+    markup = _XML_PROLOG.sub("", scrub(markup), count=1)
+    if xml_first:  # XHTML is XML; the HTML parser would misread things like <title/>
+        try:
+            return etree.fromstring(markup, XML_PARSER)
+        except etree.XMLSyntaxError:
+            pass
+    try:
+        return etree.fromstring(markup, _HTML_PARSER)
+    except etree.ParserError:
+        return None
+
+
+def html_to_text(markup: str, xml_first: bool = False) -> tuple[str, str | None]:
+    """Visible text of an HTML/XHTML document (blocks become line breaks) and its title."""
+    text, title, _ = html_to_text_and_headings(markup, xml_first)
+    return text, title
+
+
+def html_to_text_and_headings(
+    markup: str, xml_first: bool = False
+) -> tuple[str, str | None, list[tuple[str, int]]]:
+    """`html_to_text`, and the words and level of each visible h1-h6 in reading order.
+
+    The words are as they appear in the text (before cleaning): see `canonical.locate_headings`.
+    """
+    root = _parse_html(markup, xml_first)
+    if root is None:
+        return "", None, []
+    headings: list[tuple[str, int]] = []
+    heading_at: tuple[etree._Element, int] | None = None  # the open heading, where its text began
+    out: list[str] = []
+    pending, row_start, in_pre = "", 0, 0
+
+    def request(separator: str) -> None:
+        nonlocal pending
+        if _SEPARATOR_RANK[separator] > _SEPARATOR_RANK[pending]:
+            pending = separator
+
+    def emit(text: str | None) -> None:
+        nonlocal pending
+        if not text:
+            return
+        if not in_pre:
+            text = _HTML_SPACE.sub(" ", text)
+            if pending or not out or out[-1].endswith((" ", "\n")):
+                text = text.lstrip(" ")
+        if not text:
+            return
+        if pending and out:
+            out[-1] = out[-1].rstrip(" ")
+            out.append(pending)
+        pending = ""
+        out.append(text)
+
+    walker = etree.iterwalk(root, events=("start", "end"))
+    skipped = False
+    for event, el in walker:
+        tag = _tag(el)
+        if event == "start":
+            if (
+                tag in _SKIP
+                or el.get("hidden") is not None
+                or (_HIDDEN_STYLE.search(el.get("style") or ""))
+            ):
+                walker.skip_subtree()
+                skipped = True  # the next event is this element's "end"
+                continue
+            if tag in ("td", "th"):
+                if len(out) > row_start:
+                    request(" | ")
+            elif tag in _PARAGRAPH or tag in _LINE:
+                request("\n\n" if tag in _PARAGRAPH else "\n")
+                row_start = len(out) if tag == "tr" else row_start
+            in_pre += tag in ("pre", "textarea")
+            if heading_at is None and tag in _HEADINGS:
+                heading_at = (el, len(out))
+            emit(el.text)
+            continue
+        if not skipped:
+            if heading_at is not None and heading_at[0] is el:
+                words = _EDIT_LINK.sub("", "".join(out[heading_at[1] :])).strip()
+                if words:
+                    headings.append((words, _HEADINGS[tag]))
+                heading_at = None
+            if tag in _PARAGRAPH or tag in _LINE:
+                request("\n\n" if tag in _PARAGRAPH else "\n")
+            in_pre -= tag in ("pre", "textarea")
+        skipped = False
+        if el is not root:
+            emit(el.tail)
+    title_el = next(root.iter("{*}title"), None)
+    if title_el is None:
+        title_el = next(root.iter("{*}h1"), None)
+    title = "".join(title_el.itertext()) if title_el is not None else None
+    return "".join(out), title, headings

@@ -1,0 +1,226 @@
+"""PDFs (text layers, and pages read by OCR) and image files (read by OCR)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pymupdf
+
+from knownote.errors import FileTooLarge, NoTextLayer, PasswordRequired, UnreadableFile
+from knownote.read import pdf_headings, scans
+from knownote.read.canonical import PAGE_SEPARATOR, clean_text, good_title, join_pages
+from knownote.read.extracted import Extracted, OcrLimits, OcrProgress, Page, too_many_chars
+from knownote.read.sections import Heading
+
+# Ligatures are expanded ("ﬁ" -> "fi") so words are searchable; everything else is MuPDF's default.
+PDF_TEXT_FLAGS = pymupdf.TEXTFLAGS_TEXT & ~pymupdf.TEXT_PRESERVE_LIGATURES
+
+
+def pdf_page_text(page: pymupdf.Page, textpage: pymupdf.TextPage | None = None) -> str:
+    """Exactly the text one PDF page contributes to the canonical text."""
+    if textpage is not None:
+        return clean_text(page.get_text("text", textpage=textpage))
+    return clean_text(page.get_text("text", flags=PDF_TEXT_FLAGS))
+
+
+def pdf_headings_of(
+    doc: pymupdf.Document,
+    pages: tuple[Page, ...],
+    texts: list[str],
+    lines: list[list[pdf_headings.Line]],
+    *,
+    outline: bool = True,
+) -> tuple[Heading, ...]:
+    """The headings of a PDF as ranges of its canonical text (`texts` per page, joined as `pages`).
+
+    `lines` are the pages' text-layer lines (empty for pages read by OCR): the outline when it is
+    usable (and `outline` is on), else the type of those lines.
+    """
+    per_page = pdf_headings.outline_headings(doc, texts) if outline else None
+    if per_page is None:
+        per_page = pdf_headings.font_headings(texts, lines)
+    return tuple(
+        Heading(page.start + h.start, page.start + h.end, h.level)
+        for page, found in zip(pages, per_page, strict=True)
+        for h in found
+    )
+
+
+def pdf_lines(
+    doc: pymupdf.Document, texts: list[str], skip: set[int]
+) -> list[list[pdf_headings.Line]]:
+    """Every page's text-layer lines located in its text (none for the 0-based pages in `skip`)."""
+    lines = []
+    for index, text in enumerate(texts):
+        if index in skip or not text:
+            lines.append([])
+            continue
+        try:
+            page = doc.load_page(index)
+            textpage = page.get_textpage(flags=PDF_TEXT_FLAGS)
+            lines.append(pdf_headings.page_lines(page, textpage, text))
+        except (pymupdf.mupdf.FzErrorBase, pymupdf.FileDataError):
+            lines.append([])  # a damaged page: its text is stored as it could be read
+    return lines
+
+
+def _open_pdf(data: bytes, name: str, password: str | None) -> pymupdf.Document:
+    try:
+        doc = pymupdf.open(stream=data, filetype="pdf")
+    except pymupdf.FileDataError:
+        raise UnreadableFile(
+            f"{name} is damaged: it cannot be opened as a PDF. Download or export it again."
+        ) from None
+    if doc.needs_pass:
+        if not password:
+            raise PasswordRequired(
+                f"{name} is password-protected: enter its password to import it."
+            )
+        if not doc.authenticate(password):
+            raise PasswordRequired(f"The password for {name} is wrong: check it and try again.")
+    if doc.page_count == 0:
+        raise UnreadableFile(
+            f"{name} is damaged: no pages can be read from it. Download or export it again."
+        )
+    return doc
+
+
+def _pdf_warnings(name: str, count: int, ocr_read: int, unreadable: list[int]) -> list[str]:
+    warnings = []
+    if ocr_read:
+        warnings.append(ocr_warning(ocr_read))
+    if unreadable:
+        listed = ", ".join(map(str, unreadable[:10])) + (" …" if len(unreadable) > 10 else "")
+        warnings.append(f"Some pages of {name} are damaged and could not be read: {listed}.")
+    return warnings
+
+
+@dataclass(frozen=True)
+class _Layers:
+    texts: list[str]  # per page, its text layer's canonical text ("" when unreadable)
+    to_read: list[int]  # 0-based indices of the pages to read by OCR
+    unreadable: list[int]  # 1-based numbers of damaged pages
+    lines: list[list[pdf_headings.Line]]  # per page, its text layer's lines (for headings)
+
+
+def _read_layers(doc: pymupdf.Document, with_lines: bool = False) -> _Layers:
+    """Every page's text layer, and which pages need OCR instead (see `knownote.read.scans`)."""
+
+    texts, blank, layered, unreadable, lines = [], [], [], [], []
+    for index in range(doc.page_count):
+        found: list[pdf_headings.Line] = []
+        try:
+            page = doc.load_page(index)
+            textpage = page.get_textpage(flags=PDF_TEXT_FLAGS)
+            text = pdf_page_text(page, textpage)
+            if with_lines and text:
+                found = pdf_headings.page_lines(page, textpage, text)
+            if scans.has_no_text_layer(page, text):
+                blank.append(index)
+            elif _text_chars(text) and scans.has_invisible_layer_over_image(page):
+                layered.append(index)
+        except (pymupdf.mupdf.FzErrorBase, pymupdf.FileDataError):
+            text = ""
+            unreadable.append(index + 1)
+        texts.append(text)
+        lines.append(found)
+    if layered and scans.noisy_layer([texts[i] for i in layered]):
+        blank = sorted(blank + layered)
+    return _Layers(texts, blank, unreadable, lines)
+
+
+def pdf_pages_to_ocr(doc: pymupdf.Document) -> list[int]:
+    """The 1-based numbers of the pages of an open PDF that an import reads by OCR."""
+    return [index + 1 for index in _read_layers(doc).to_read]
+
+
+def ocr_warning(pages: int) -> str:
+    """What a source says about its pages read by OCR."""
+    what = "1 page" if pages == 1 else f"{pages:,} pages"
+    return f"{what} read by OCR; check quotes against the page image."
+
+
+def extract_pdf(
+    data: bytes,
+    name: str,
+    password: str | None,
+    max_chars: int,
+    max_pages: int,
+    ocr: OcrLimits,
+    progress: OcrProgress | None,
+) -> Extracted:
+
+    with _open_pdf(data, name, password) as doc:
+        count = doc.page_count
+        if count > max_pages:
+            raise FileTooLarge(
+                f"{name} has {count} pages, more than the limit of {max_pages}. "
+                "Split it into smaller files."
+            )
+        layers = _read_layers(doc, with_lines=True)
+        texts, unreadable, lines = layers.texts, layers.unreadable, layers.lines
+        to_read, skipped = layers.to_read, 0
+        if ocr.max_pages == 0:  # OCR is switched off: those pages keep what text they have
+            skipped, to_read = len(to_read), []
+        if len(to_read) > ocr.max_pages:
+            raise FileTooLarge(
+                f"{name} has {len(to_read):,} pages to read by OCR, more than the limit of "
+                f"{ocr.max_pages} (setting max_ocr_pages). Split it into smaller files."
+            )
+        ocr_pages, refused = [], []
+        if progress and to_read:
+            progress(0, len(to_read))
+        pages = (doc.load_page(index) for index in to_read)
+        read_all = scans.ocr_pdf_pages(pages, ocr, name)
+        for n, (index, read) in enumerate(zip(to_read, read_all, strict=True), 1):
+            lines[index] = []  # the text layer's lines are not in the text OCR read
+            if isinstance(read, FileTooLarge):
+                texts[index], refused = "", [*refused, str(read)]
+            else:
+                texts[index] = read[0]
+                ocr_pages.append(read[1])
+            if progress and n < len(to_read):
+                progress(n, len(to_read))
+        if progress and to_read:
+            progress(len(to_read), len(to_read))
+        total = sum(len(t) + len(PAGE_SEPARATOR) for t in texts)
+        if total > max_chars + len(PAGE_SEPARATOR):
+            raise too_many_chars(name, max_chars)
+        if not any(texts):
+            if refused:
+                raise FileTooLarge(refused[0])
+            raise NoTextLayer(
+                f"{name} has no text: its pages hold neither a text layer nor anything OCR "
+                "could read."
+            )
+        warnings = _pdf_warnings(name, count, len(ocr_pages), unreadable)
+        if skipped:
+            warnings.append(
+                f"{skipped} of {count} pages have no usable text layer (only images, or a noisy "
+                "OCR layer) and OCR is off (setting max_ocr_pages), so they are not searchable."
+            )
+        warnings.extend(refused[:3])
+        if doc.is_repaired:
+            warnings.append(f"{name} was damaged and has been repaired; some text may be missing.")
+        text, pages = join_pages(texts)
+        title = good_title((doc.metadata or {}).get("title"))
+        headings = pdf_headings_of(doc, pages, texts, lines)
+    return Extracted(text, "pdf", pages, title, tuple(warnings), tuple(ocr_pages), headings)
+
+
+def _text_chars(text: str) -> int:
+    return len("".join(text.split()))
+
+
+def extract_image(
+    data: bytes, name: str, max_chars: int, ocr: OcrLimits, progress: OcrProgress | None
+) -> Extracted:
+
+    texts, ocr_pages = scans.read_image(data, name, ocr, progress)
+    if not any(texts):
+        raise NoTextLayer(f"{name} is an image in which OCR found no text.")
+    text, pages = join_pages(texts)
+    if len(text) > max_chars:
+        raise too_many_chars(name, max_chars)
+    warnings = (ocr_warning(len(ocr_pages)),)
+    return Extracted(text, "image", pages, None, warnings, tuple(ocr_pages))

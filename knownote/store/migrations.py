@@ -1,0 +1,497 @@
+"""Numbered schema migrations. Each runs once, in its own transaction, and is recorded.
+
+Append new migrations at the end with the next number; never edit one that has shipped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import duckdb
+import numpy as np
+
+Migration = Callable[[duckdb.DuckDBPyConnection], None]
+
+
+def m001_documents_and_passages(db: duckdb.DuckDBPyConnection) -> None:
+    db.execute("CREATE SEQUENCE notebook_ids START 1")
+    db.execute("CREATE SEQUENCE document_ids START 1")
+    db.execute("CREATE SEQUENCE passage_ids START 1")
+    db.execute(
+        """
+        CREATE TABLE notebooks (
+            id BIGINT PRIMARY KEY DEFAULT nextval('notebook_ids'),
+            name VARCHAR NOT NULL,
+            created_at TIMESTAMP NOT NULL DEFAULT current_timestamp,
+            embedding_model VARCHAR NOT NULL,
+            embedding_dim INTEGER NOT NULL
+        )
+        """
+    )
+    db.execute(
+        """
+        CREATE TABLE documents (
+            id BIGINT PRIMARY KEY DEFAULT nextval('document_ids'),
+            notebook_id BIGINT NOT NULL,
+            title VARCHAR NOT NULL,
+            filename VARCHAR NOT NULL,
+            kind VARCHAR NOT NULL,
+            sha256 VARCHAR NOT NULL,
+            text VARCHAR NOT NULL,
+            n_chars INTEGER NOT NULL,
+            n_pages INTEGER NOT NULL,
+            enabled BOOLEAN NOT NULL DEFAULT true,
+            status VARCHAR NOT NULL DEFAULT 'ready',
+            warnings VARCHAR[] NOT NULL DEFAULT [],
+            created_at TIMESTAMP NOT NULL DEFAULT current_timestamp
+        )
+        """
+    )
+    db.execute(
+        """
+        CREATE TABLE pages (
+            document_id BIGINT NOT NULL,
+            page_no INTEGER NOT NULL,
+            start INTEGER NOT NULL,
+            "end" INTEGER NOT NULL
+        )
+        """
+    )
+    # notebook_id is repeated here so searches filter passages without a join.
+    db.execute(
+        """
+        CREATE TABLE passages (
+            id BIGINT PRIMARY KEY DEFAULT nextval('passage_ids'),
+            document_id BIGINT NOT NULL,
+            notebook_id BIGINT NOT NULL,
+            idx INTEGER NOT NULL,
+            start INTEGER NOT NULL,
+            "end" INTEGER NOT NULL,
+            page_start INTEGER,
+            page_end INTEGER,
+            text VARCHAR NOT NULL,
+            n_terms INTEGER NOT NULL
+        )
+        """
+    )
+    # Keyword index: term counts per passage, so BM25 runs in plain SQL.
+    db.execute(
+        """
+        CREATE TABLE passage_terms (
+            passage_id BIGINT NOT NULL,
+            notebook_id BIGINT NOT NULL,
+            term VARCHAR NOT NULL,
+            tf INTEGER NOT NULL
+        )
+        """
+    )
+
+
+def m002_chats(db: duckdb.DuckDBPyConnection) -> None:
+    db.execute("CREATE SEQUENCE chat_ids START 1")
+    db.execute("CREATE SEQUENCE message_ids START 1")
+    db.execute(
+        """
+        CREATE TABLE chats (
+            id BIGINT PRIMARY KEY DEFAULT nextval('chat_ids'),
+            notebook_id BIGINT NOT NULL,
+            title VARCHAR NOT NULL,
+            created_at TIMESTAMP NOT NULL DEFAULT current_timestamp
+        )
+        """
+    )
+    db.execute(
+        """
+        CREATE TABLE messages (
+            id BIGINT PRIMARY KEY DEFAULT nextval('message_ids'),
+            chat_id BIGINT NOT NULL,
+            role VARCHAR NOT NULL,
+            content VARCHAR NOT NULL,
+            model VARCHAR,
+            extractive BOOLEAN NOT NULL DEFAULT false,
+            incomplete BOOLEAN NOT NULL DEFAULT false,
+            created_at TIMESTAMP NOT NULL DEFAULT current_timestamp
+        )
+        """
+    )
+    # The passages put in front of the model for one answer, numbered as in the prompt.
+    db.execute(
+        """
+        CREATE TABLE answer_passages (
+            message_id BIGINT NOT NULL,
+            n INTEGER NOT NULL,
+            passage_id BIGINT,
+            document_id BIGINT NOT NULL,
+            passage_index INTEGER NOT NULL,
+            start INTEGER NOT NULL,
+            "end" INTEGER NOT NULL,
+            page_start INTEGER,
+            page_end INTEGER,
+            title VARCHAR NOT NULL,
+            text VARCHAR NOT NULL,
+            cited BOOLEAN NOT NULL
+        )
+        """
+    )
+
+
+def m003_passage_codes(db: duckdb.DuckDBPyConnection) -> None:
+    # Compact sign-bit codes of the passage vectors: the vector search scans these (6 words a
+    # passage instead of 384 floats) and re-ranks a few hundred candidates exactly.
+    db.execute(
+        """
+        CREATE TABLE passage_codes (
+            passage_id BIGINT NOT NULL,
+            notebook_id BIGINT NOT NULL,
+            document_id BIGINT NOT NULL,
+            c0 UBIGINT NOT NULL, c1 UBIGINT NOT NULL, c2 UBIGINT NOT NULL,
+            c3 UBIGINT NOT NULL, c4 UBIGINT NOT NULL, c5 UBIGINT NOT NULL
+        )
+        """
+    )
+    # Filled by m005, which replaced these columns.
+
+
+def m004_document_passage_counts(db: duckdb.DuckDBPyConnection) -> None:
+    # Lists of notebooks and sources are drawn on every rerun; keep their counts off `passages`.
+    db.execute("ALTER TABLE documents ADD COLUMN n_passages INTEGER DEFAULT 0")
+    db.execute(
+        "UPDATE documents SET n_passages = "
+        "(SELECT count(*) FROM passages p WHERE p.document_id = documents.id)"
+    )
+
+
+def m005_signed_passage_codes(db: duckdb.DuckDBPyConnection) -> None:
+    # The same bits as signed words: bit_count of a UBIGINT went through HUGEINT and made the
+    # pass over the codes about twice as slow.
+    db.execute("DROP TABLE passage_codes")
+    db.execute(
+        """
+        CREATE TABLE passage_codes (
+            passage_id BIGINT NOT NULL,
+            notebook_id BIGINT NOT NULL,
+            document_id BIGINT NOT NULL,
+            c0 BIGINT NOT NULL, c1 BIGINT NOT NULL, c2 BIGINT NOT NULL,
+            c3 BIGINT NOT NULL, c4 BIGINT NOT NULL, c5 BIGINT NOT NULL
+        )
+        """
+    )
+    tables = db.execute(
+        "SELECT table_name FROM information_schema.tables WHERE table_name LIKE 'vectors_%'"
+    ).fetchall()
+    for (table,) in tables:
+        rows = db.execute(
+            f"SELECT v.passage_id, p.notebook_id, p.document_id, v.embedding FROM {table} v "
+            "JOIN passages p ON p.id = v.passage_id"
+        ).fetchnumpy()
+        if len(rows["passage_id"]):
+            codes = _m005_codes(np.stack(rows["embedding"]).astype(np.float32))
+            db.executemany(
+                "INSERT INTO passage_codes VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    [int(p), int(n), int(d), *map(int, c)]
+                    for p, n, d, c in zip(
+                        rows["passage_id"],
+                        rows["notebook_id"],
+                        rows["document_id"],
+                        codes,
+                        strict=True,
+                    )
+                ],
+            )
+
+
+def _m005_codes(vectors: np.ndarray) -> np.ndarray:
+    # A frozen copy of the codes as m005 wrote them (knownote.index.codes may change; a shipped
+    # migration must not): the sign bits, through a fixed random projection to 384 dimensions
+    # for other models, as six signed 64-bit words.
+    if vectors.shape[1] != 384:
+        projection = np.random.default_rng(vectors.shape[1]).standard_normal(
+            (vectors.shape[1], 384)
+        )
+        vectors = vectors @ projection.astype(np.float32)
+    return np.packbits(vectors > 0, axis=1).view(">i8").astype(np.int64)
+
+
+def m006_ocr_pages(db: duckdb.DuckDBPyConnection) -> None:
+    # Pages read by OCR: per character of the page's text, its box on the page (x0, y0, x1, y1
+    # as little-endian float32, NaN where no ink) and its line number (int32).
+    db.execute(
+        """
+        CREATE TABLE ocr_pages (
+            document_id BIGINT NOT NULL,
+            page_no INTEGER NOT NULL,
+            boxes BLOB NOT NULL,
+            lines BLOB NOT NULL
+        )
+        """
+    )
+
+
+def m008_support_spans(db: duckdb.DuckDBPyConnection) -> None:
+    # Per sentence of an answer, the span of a passage it leans on (knownote.answer.support).
+    db.execute(
+        """
+        CREATE TABLE answer_supports (
+            message_id BIGINT NOT NULL,
+            sentence INTEGER NOT NULL,
+            sentence_start INTEGER NOT NULL,
+            sentence_end INTEGER NOT NULL,
+            n INTEGER NOT NULL,
+            document_id BIGINT NOT NULL,
+            start INTEGER NOT NULL,
+            "end" INTEGER NOT NULL,
+            text VARCHAR NOT NULL,
+            score DOUBLE NOT NULL,
+            suggested BOOLEAN NOT NULL,
+            weak BOOLEAN NOT NULL
+        )
+        """
+    )
+
+
+def m009_answer_notices(db: duckdb.DuckDBPyConnection) -> None:
+    # Why an answer fell short (dropped stream, time-out, model missing), as it was said when the
+    # answer was given, so a reload shows the same reason.
+    db.execute("ALTER TABLE messages ADD COLUMN notice VARCHAR")
+
+
+def m010_passage_term_keys(db: duckdb.DuckDBPyConnection) -> None:
+    # An integer key per term (63 bits of its MD5): BM25 finds the query's terms by scanning
+    # integers instead of strings, about five times faster at 100k passages (14M term rows).
+    # The key is only a filter; the terms themselves are still compared, so a collision
+    # cannot change a score.
+    db.execute("ALTER TABLE passage_terms ADD COLUMN term_key BIGINT")
+    db.execute("UPDATE passage_terms SET term_key = (md5_number_lower(term) >> 1)::BIGINT")
+
+
+def m011_import_jobs(db: duckdb.DuckDBPyConnection) -> None:
+    # The import queue: one row per uploaded file, worked through by the app's import worker.
+    # The original bytes wait beside the database under their sha256 until the job ends.
+    db.execute("CREATE SEQUENCE import_job_ids START 1")
+    db.execute(
+        """
+        CREATE TABLE import_jobs (
+            id BIGINT PRIMARY KEY DEFAULT nextval('import_job_ids'),
+            notebook_id BIGINT NOT NULL,
+            filename VARCHAR NOT NULL,
+            sha256 VARCHAR NOT NULL,
+            size BIGINT NOT NULL,
+            passage_size INTEGER NOT NULL,
+            status VARCHAR NOT NULL DEFAULT 'queued',
+            label VARCHAR,
+            stage VARCHAR,
+            done BIGINT NOT NULL DEFAULT 0,
+            total BIGINT NOT NULL DEFAULT 0,
+            cancel_requested BOOLEAN NOT NULL DEFAULT false,
+            password_wrong BOOLEAN NOT NULL DEFAULT false,
+            document_id BIGINT,
+            pages INTEGER NOT NULL DEFAULT 0,
+            passages INTEGER NOT NULL DEFAULT 0,
+            chars BIGINT NOT NULL DEFAULT 0,
+            warnings VARCHAR[] NOT NULL DEFAULT [],
+            error VARCHAR,
+            created_at TIMESTAMP NOT NULL DEFAULT current_timestamp,
+            finished_at TIMESTAMP
+        )
+        """
+    )
+
+
+def m012_searched_rewrites(db: duckdb.DuckDBPyConnection) -> None:
+    # A follow-up is searched as asked and as the model rewrote it; the rewrite is kept with the
+    # answer so a reload still says what was searched.
+    db.execute("ALTER TABLE messages ADD COLUMN searched VARCHAR")
+
+
+def m013_notes(db: duckdb.DuckDBPyConnection) -> None:
+    # Notes: a person's own Markdown, or an answer kept with copies of its passages and support
+    # spans (so deleting the chat keeps the note; its citations are re-checked like a chat's).
+    db.execute("CREATE SEQUENCE note_ids START 1")
+    db.execute(
+        """
+        CREATE TABLE notes (
+            id BIGINT PRIMARY KEY DEFAULT nextval('note_ids'),
+            notebook_id BIGINT NOT NULL,
+            title VARCHAR NOT NULL,
+            body VARCHAR NOT NULL,
+            question VARCHAR,
+            model VARCHAR,
+            created_at TIMESTAMP NOT NULL DEFAULT current_timestamp,
+            updated_at TIMESTAMP NOT NULL DEFAULT current_timestamp
+        )
+        """
+    )
+    db.execute(
+        """
+        CREATE TABLE note_passages (
+            note_id BIGINT NOT NULL,
+            n INTEGER NOT NULL,
+            passage_id BIGINT,
+            document_id BIGINT NOT NULL,
+            passage_index INTEGER NOT NULL,
+            start INTEGER NOT NULL,
+            "end" INTEGER NOT NULL,
+            page_start INTEGER,
+            page_end INTEGER,
+            title VARCHAR NOT NULL,
+            text VARCHAR NOT NULL,
+            cited BOOLEAN NOT NULL
+        )
+        """
+    )
+    db.execute(
+        """
+        CREATE TABLE note_supports (
+            note_id BIGINT NOT NULL,
+            sentence INTEGER NOT NULL,
+            sentence_start INTEGER NOT NULL,
+            sentence_end INTEGER NOT NULL,
+            n INTEGER NOT NULL,
+            document_id BIGINT NOT NULL,
+            start INTEGER NOT NULL,
+            "end" INTEGER NOT NULL,
+            text VARCHAR NOT NULL,
+            score DOUBLE NOT NULL,
+            suggested BOOLEAN NOT NULL,
+            weak BOOLEAN NOT NULL
+        )
+        """
+    )
+
+
+def m014_document_split(db: duckdb.DuckDBPyConnection) -> None:
+    # The passage size and overlap a document was split with (the settings can change between
+    # imports); unknown (NULL) for documents imported before.
+    db.execute("ALTER TABLE documents ADD COLUMN passage_size INTEGER")
+    db.execute("ALTER TABLE documents ADD COLUMN passage_overlap INTEGER")
+
+
+def m015_document_overviews(db: duckdb.DuckDBPyConnection) -> None:
+    # A model's overview of a document: a summary whose [n] marks point at the passages it was
+    # given (their positions in the document, in order), and three questions a reader could ask.
+    db.execute(
+        """
+        CREATE TABLE document_overviews (
+            document_id BIGINT PRIMARY KEY,
+            model VARCHAR NOT NULL,
+            summary VARCHAR NOT NULL,
+            questions VARCHAR[] NOT NULL,
+            passage_indexes INTEGER[] NOT NULL,
+            created_at TIMESTAMP NOT NULL DEFAULT current_timestamp
+        )
+        """
+    )
+
+
+def m016_headings_and_sections(db: duckdb.DuckDBPyConnection) -> None:
+    # A document's headings as ranges of its text (text[start:end] is the heading), and each
+    # passage's section path at its start ("3 Method › 3.2 Training"; '' before any heading).
+    db.execute(
+        """
+        CREATE TABLE headings (
+            document_id BIGINT NOT NULL,
+            start INTEGER NOT NULL,
+            "end" INTEGER NOT NULL,
+            level INTEGER NOT NULL
+        )
+        """
+    )
+    db.execute("ALTER TABLE passages ADD COLUMN section VARCHAR DEFAULT ''")
+
+
+def m018_how_documents_are_indexed(db: duckdb.DuckDBPyConnection) -> None:
+    # How a document's vectors and keyword terms were made: 'text' (the passage alone) or
+    # 'title+section' (the document title and section path, then the passage); 'words' (plain
+    # words) or 'stem:<language>' (stemmed, without stop words, with a title-and-section field).
+    # Documents imported before keep the old ways until the background re-index redoes them.
+    # Import jobs get a kind: 'import' (a file) or 'reindex' (a notebook's old documents).
+    db.execute("ALTER TABLE documents ADD COLUMN embedded_as VARCHAR DEFAULT 'text'")
+    db.execute("ALTER TABLE documents ADD COLUMN terms_as VARCHAR DEFAULT 'words'")
+    db.execute("ALTER TABLE import_jobs ADD COLUMN kind VARCHAR DEFAULT 'import'")
+
+
+def m020_sorted_terms(db: duckdb.DuckDBPyConnection) -> None:
+    # How many rows of passage_terms were last rewritten in term order (by
+    # Store.sort_terms_when_due): a keyword search reads only the row groups whose min/max
+    # term key can hold its terms, so rows added since (the unsorted tail) are all read.
+    # The rows stored before are sorted here (~8 s for 13.8M rows, once).
+    db.execute("CREATE TABLE sorted_terms (sorted_rows BIGINT NOT NULL)")
+    (last,) = db.execute("SELECT max(rowid) FROM passage_terms").fetchone()
+    if last is not None:
+        db.execute("INSERT INTO passage_terms SELECT * FROM passage_terms ORDER BY term_key")
+        db.execute("DELETE FROM passage_terms WHERE rowid <= ?", [last])
+    db.execute("INSERT INTO sorted_terms SELECT count(*) FROM passage_terms")
+
+
+def m021_term_rows_carry_passage_length(db: duckdb.DuckDBPyConnection) -> None:
+    # Each keyword row carries its passage's length in terms (passages.n_terms), so BM25 needs
+    # no join with passages: at a million passages that join was most of a keyword search.
+    # An UPDATE keeps the rows where they are, so m020's term order stays.
+    db.execute("ALTER TABLE passage_terms ADD COLUMN n_terms INTEGER")
+    db.execute(
+        "UPDATE passage_terms SET n_terms = p.n_terms FROM passages p "
+        "WHERE p.id = passage_terms.passage_id"
+    )
+
+
+MIGRATIONS: list[Migration] = [
+    m001_documents_and_passages,
+    m002_chats,
+    m003_passage_codes,
+    m004_document_passage_counts,
+    m005_signed_passage_codes,
+    m006_ocr_pages,
+    m008_support_spans,
+    m009_answer_notices,
+    m010_passage_term_keys,
+    m011_import_jobs,
+    m012_searched_rewrites,
+    m013_notes,
+    m014_document_split,
+    m015_document_overviews,
+    m016_headings_and_sections,
+    m018_how_documents_are_indexed,
+    m020_sorted_terms,
+    m021_term_rows_carry_passage_length,
+]
+
+
+def migration_version(migration: Migration) -> int:
+    """The number in the migration's name (m011_import_jobs -> 11), recorded once it is applied.
+
+    Numbers, not list positions: a migration keeps its version however the list grows.
+    """
+    return int(migration.__name__[1:4])
+
+
+def migrate(db: duckdb.DuckDBPyConnection) -> list[str]:
+    """Apply every migration not yet recorded; return the names applied."""
+    db.execute(
+        """
+        CREATE TABLE IF NOT EXISTS _migrations (
+            version INTEGER PRIMARY KEY,
+            name VARCHAR NOT NULL,
+            applied_at TIMESTAMP NOT NULL DEFAULT current_timestamp
+        )
+        """
+    )
+    done = {row[0] for row in db.execute("SELECT version FROM _migrations").fetchall()}
+    applied = []
+    for migration in MIGRATIONS:
+        version = migration_version(migration)
+        if version in done:
+            continue
+        db.execute("BEGIN TRANSACTION")
+        try:
+            migration(db)
+            db.execute(
+                "INSERT INTO _migrations (version, name) VALUES (?, ?)",
+                [version, migration.__name__],
+            )
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        applied.append(migration.__name__)
+    return applied

@@ -1,0 +1,161 @@
+import time
+
+import pytest
+
+from knownote.answer.cite import SourcePassage
+from knownote.answer.support import WEAK_SCORE, sentence_spans, support_spans
+
+DOCUMENT = (
+    "Gravity hills are places where a slight downhill slope looks like an uphill slope. "
+    "A car left out of gear seems to roll uphill there. The effect is an optical illusion "
+    "caused by an obstructed horizon. Surveyors measured the Electric Brae in Scotland in 1998, "
+    "and found a slope of 1 in 86 running down towards the sea.\n\n"
+    "重力坡是一种视错觉。在这种地方，轻微的下坡看起来像上坡。"
+    "北京的一条公路在2005年被发现有这种现象，吸引了很多游客。"
+)
+
+
+def passages(*ranges, cited=()):
+    """SourcePassage n for each (start, end) of DOCUMENT, numbered from 1."""
+    return [
+        SourcePassage(n, n, 7, "Gravity", n, a, b, None, None, DOCUMENT[a:b], n in cited)
+        for n, (a, b) in enumerate(ranges, start=1)
+    ]
+
+
+HALF = DOCUMENT.index("重力")
+BOTH = passages((0, HALF), (HALF - 20, len(DOCUMENT)), cited=(1, 2))
+
+
+def texts(text):
+    return [text[a:b] for a, b in sentence_spans(text)]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("One. Two!", ["One.", "Two!"]),
+        ("Dr. Smith came. He left.", ["Dr. Smith came.", "He left."]),
+        (
+            "It grew, e.g. in 1998 and 2001. Then not.",
+            ["It grew, e.g. in 1998 and 2001.", "Then not."],
+        ),
+        ("J. R. R. Tolkien wrote it.", ["J. R. R. Tolkien wrote it."]),
+        ("Pi is 3.14 exactly. Yes.", ["Pi is 3.14 exactly.", "Yes."]),
+        ("It rolls [1]. It stops. [2] Then", ["It rolls [1].", "It stops. [2]", "Then"]),
+        ("北京是首都。[1]上海很大！对吗？", ["北京是首都。[1]", "上海很大！", "对吗？"]),
+        ("- first item\n- second item [2]", ["- first item", "- second item [2]"]),
+        ("", []),
+        ("   \n ", []),
+    ],
+)
+def test_sentences_split_at_full_stops_but_not_after_abbreviations(text, expected):
+    assert texts(text) == expected
+
+
+def test_a_long_text_without_punctuation_is_cut_into_clauses_or_pieces():
+    text = "字" * 1000
+    spans = sentence_spans(text)
+    assert len(spans) > 1 and all(b - a <= 400 for a, b in spans)
+    assert "".join(text[a:b] for a, b in spans) == text
+
+
+def test_each_span_is_the_document_text_at_its_offsets_inside_its_passage():
+    answer = "A car seems to roll uphill on a gravity hill [1]. 重力坡是一种视错觉。[2]"
+    supports = support_spans(answer, BOTH)
+    assert [s.sentence for s in supports] == [0, 1]
+    for s in supports:
+        passage = BOTH[s.n - 1]
+        assert DOCUMENT[s.start : s.end] == s.text
+        assert passage.start <= s.start < s.end <= passage.end
+    assert supports[0].text == "A car left out of gear seems to roll uphill there."
+    assert supports[1].text == "重力坡是一种视错觉。"
+    assert not any(s.weak or s.suggested for s in supports)
+
+
+def test_a_marked_sentence_is_matched_only_inside_the_passages_it_cites():
+    [support] = support_spans("重力坡是一种视错觉 [1].", BOTH)
+    assert support.n == 1 and support.weak  # passage 1 holds no Chinese: nothing close
+
+
+def test_an_unmarked_sentence_gets_a_suggestion_from_any_passage():
+    [support] = support_spans("The slope runs down towards the sea.", BOTH)
+    assert support.suggested and not support.weak and support.n == 1
+    assert "towards the sea" in support.text
+
+
+def test_a_made_up_claim_is_flagged_not_judged():
+    [support] = support_spans("Penguins migrate across the Sahara every winter [1].", BOTH)
+    assert support.weak and support.score < WEAK_SCORE
+
+
+def test_a_number_of_the_sentence_must_match():
+    text = "It rolls in 1998. It rolls in 2005. It rolls in 1997."
+    p = [SourcePassage(1, 1, 1, "t", 0, 0, len(text), None, None, text, True)]
+    [support] = support_spans("It rolls in 2005 [1].", p)
+    assert support.text == "It rolls in 2005."
+
+
+def test_long_sentences_of_a_passage_are_offered_clause_by_clause():
+    text = (
+        "The committee met in the old hall on a cold morning, and after a long debate about "
+        "budgets, roads, schools and the harbour, it finally agreed that the lighthouse on the "
+        "northern cape would be repainted red and white before the summer season began, while "
+        "the question of the ferry timetable was left for another meeting later in the year."
+    )
+    p = [SourcePassage(1, 1, 1, "t", 0, 0, len(text), None, None, text, True)]
+    [support] = support_spans("The lighthouse will be repainted red and white [1].", p)
+    assert support.end - support.start < len(text) and "repainted red and white" in support.text
+
+
+@pytest.mark.parametrize(
+    "answer",
+    ["", "   ", "[1]", "字" * 3000, "\n".join(f"- item {i} [1]" for i in range(300))],
+)
+def test_odd_answers_never_fail_and_stay_fast(answer):
+    began = time.perf_counter()
+    supports = support_spans(answer, BOTH)
+    assert time.perf_counter() - began < 1.0  # the benchmark holds the real bound
+    assert all(DOCUMENT[s.start : s.end] == s.text for s in supports)
+
+
+def test_no_passages_means_no_supports():
+    assert support_spans("Anything at all [1].", []) == ()
+
+
+def test_a_sentence_matches_vertical_text_that_has_one_character_a_line():
+    text = "\n".join("重力坡是一种视错觉在这种地方轻微的下坡看起来像上坡") + "\n\n其他。"
+    p = [SourcePassage(1, 1, 1, "t", 0, 0, len(text), None, None, text, True)]
+    [support] = support_spans("重力坡是一种视错觉。[1]", p)
+    assert not support.weak and support.text.startswith("重\n力")
+
+
+def one_passage(text):
+    return [SourcePassage(1, 1, 1, "t", 0, 0, len(text), None, None, text, True)]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("彼は「行く！」と言った。次だ。", ["彼は「行く！」と言った。", "次だ。"]),
+        ("「それは違う。」という声が出た。", ["「それは違う。」という声が出た。"]),
+        ("「行く！」彼は言った。", ["「行く！」", "彼は言った。"]),
+    ],
+)
+def test_a_quote_that_a_quotative_particle_follows_ends_no_sentence(text, expected):
+    assert texts(text) == expected
+    assert [text[a:b] for a, b in sentence_spans(text, document=True)] == expected
+
+
+def test_hiragana_bigrams_are_weak_evidence_beside_kanji_and_katakana():
+    text = "それはだれもがそうなったのではないかといわれている。神田真秋は愛知県知事に当選した。"
+    [support] = support_spans(
+        "愛知県知事には神田がなったのではないかといわれている。[1]", one_passage(text)
+    )
+    assert support.text == "神田真秋は愛知県知事に当選した。"
+
+
+def test_a_span_leans_on_the_sentence_before_it_for_context():
+    text = "大阪府の辻元清美候補者が立った。選挙結果は落選。党は新しい綱領を定めた。"
+    [support] = support_spans("大阪府の辻元清美候補者の選挙結果は落選。[1]", one_passage(text))
+    assert support.text == "選挙結果は落選。"

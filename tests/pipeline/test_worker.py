@@ -1,0 +1,213 @@
+"""The import worker with the real embedding model, real files and a real database file."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from knownote.notebooks import delete_notebook
+from knownote.pipeline.worker import ImportWorker
+from knownote.store.db import Store
+from knownote.store.jobs import (
+    CANCELLED,
+    DUPLICATE,
+    FAILED,
+    IMPORTED,
+    INTERRUPTED,
+    PASSWORD,
+    RUNNING,
+    JobQueue,
+)
+from tests.conftest import corpus_file
+from tests.invariants import assert_queue_consistent, assert_store_consistent, row_counts
+
+NOTES = b"Dense retrieval encodes passages as vectors.\n\nKeyword search counts shared terms."
+
+
+@pytest.fixture
+def worker(store: Store, settings, embedder):
+    return ImportWorker(JobQueue(store), settings, lambda name: embedder)
+
+
+def consistent(store: Store, settings) -> None:
+    assert_store_consistent(store, settings.passage_size, settings.passage_overlap)
+    assert_queue_consistent(store)
+
+
+def wait_for(condition, timeout: float = 120.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.05)
+
+
+def test_a_queued_file_is_imported_with_its_counts(worker, store, notebook, settings):
+    job = worker.queue.enqueue(notebook.id, "notes.txt", NOTES, 500)
+    assert worker.run_once() is True
+    done = worker.queue.job(job.id)
+    assert (done.status, done.passages, done.chars) == (IMPORTED, 1, len(NOTES))
+    assert store.document(done.document_id).filename == "notes.txt"
+    assert (done.stage, done.done, done.total) == ("store", 1, 1)  # the last progress it saw
+    assert worker.run_once() is False
+    consistent(store, settings)
+
+
+def test_the_jobs_passage_size_is_used(worker, store, notebook):
+    text = ("A sentence about passages and offsets. " * 40).encode()
+    job = worker.queue.enqueue(notebook.id, "long.txt", text, 200)
+    worker.run_once()
+    passages = store.passages(worker.queue.job(job.id).document_id)
+    assert max(p.end - p.start for p in passages) <= 200
+
+
+def test_the_same_file_twice_is_a_duplicate(worker, notebook):
+    worker.queue.enqueue(notebook.id, "notes.txt", NOTES, 500)
+    second = worker.queue.enqueue(notebook.id, "again.txt", NOTES, 500)
+    worker.run_once()
+    worker.run_once()
+    assert worker.queue.job(second.id).status == DUPLICATE
+
+
+def test_a_broken_file_fails_with_its_reason(worker, store, notebook, settings):
+    job = worker.queue.enqueue(notebook.id, "empty.pdf", b"", 500)
+    worker.run_once()
+    failed = worker.queue.job(job.id)
+    assert failed.status == FAILED and "empty.pdf is empty" in failed.error
+    consistent(store, settings)
+
+
+def test_an_encrypted_pdf_waits_for_its_password(worker, store, notebook, settings):
+    data = corpus_file("docs/pdf/enc_password_test_4p.pdf").read_bytes()
+    job = worker.queue.enqueue(notebook.id, "locked.pdf", data, 500)
+    worker.run_once()
+    assert (worker.queue.job(job.id).status, worker.queue.job(job.id).password_wrong) == (
+        PASSWORD,
+        False,
+    )
+    worker.give_password(job.id, "nope")
+    worker.run_once()
+    assert (worker.queue.job(job.id).status, worker.queue.job(job.id).password_wrong) == (
+        PASSWORD,
+        True,
+    )
+    worker.give_password(job.id, "test")
+    worker.run_once()
+    done = worker.queue.job(job.id)
+    assert (done.status, done.pages) == (IMPORTED, 4)
+    assert "test" not in str(row_counts(store)) and "test" not in str(worker.queue.jobs())
+    consistent(store, settings)
+
+
+def test_cancelling_a_running_import_stores_nothing(worker, store, notebook, settings):
+    text = "\n\n".join(
+        f"Paragraph {i} about retrieval, offsets and passages." * 8 for i in range(40)
+    )
+    worker.start()
+    job = worker.queue.enqueue(notebook.id, "long.txt", text.encode(), 500)
+    worker.wake()
+    try:
+        wait_for(lambda: worker.queue.job(job.id).stage == "embed")
+        worker.queue.cancel(job.id)
+        wait_for(lambda: worker.queue.job(job.id).status != RUNNING)
+    finally:
+        worker.stop()
+    assert worker.queue.job(job.id).status == CANCELLED
+    assert store.documents(notebook.id) == []
+    assert row_counts(store)["passages"] == 0
+    consistent(store, settings)
+
+
+def test_stopping_the_process_mid_import_leaves_the_job_unfinished(worker, store, notebook):
+    text = "\n\n".join(f"Paragraph {i} about stopping and starting again." * 8 for i in range(40))
+    worker.start()
+    job = worker.queue.enqueue(notebook.id, "long.txt", text.encode(), 500)
+    worker.wake()
+    wait_for(lambda: worker.queue.job(job.id).stage == "embed")
+    worker.stop()
+    assert worker.queue.job(job.id).status == RUNNING  # the next start says interrupted
+    assert store.documents(notebook.id) == []
+
+
+def test_the_thread_imports_what_is_queued_while_it_runs(worker, store, notebook, settings):
+    worker.start()
+    try:
+        job = worker.queue.enqueue(notebook.id, "notes.txt", NOTES, 500)
+        worker.wake()
+        wait_for(lambda: worker.queue.job(job.id).finished)
+    finally:
+        worker.stop()
+    assert worker.queue.job(job.id).status == IMPORTED
+    consistent(store, settings)
+
+
+def test_a_job_whose_notebook_was_deleted_goes(worker, store, notebook):
+    worker.queue.enqueue(notebook.id, "notes.txt", NOTES, 500)
+    delete_notebook(store, notebook.id)
+    worker.run_once()
+    assert worker.queue.jobs() == []
+
+
+def test_after_a_restart_an_interrupted_job_imports_again(store, settings, embedder, notebook):
+    queue = JobQueue(store)
+    job = queue.enqueue(notebook.id, "notes.txt", NOTES, 500)
+    queue.claim_next()  # the process stops here, mid-import
+    path = store.path
+    store.close()
+    reopened = Store.open(path)
+    try:
+        worker = ImportWorker(JobQueue(reopened), settings, lambda name: embedder).start()
+        try:
+            assert worker.queue.job(job.id).status == INTERRUPTED
+            worker.queue.requeue(job.id)
+            worker.wake()
+            wait_for(lambda: worker.queue.job(job.id).finished)
+        finally:
+            worker.stop()
+        assert worker.queue.job(job.id).status == IMPORTED
+        consistent(reopened, settings)
+    finally:
+        reopened.close()
+
+
+def test_overviews_asked_for_are_written_once_the_imports_are_done(worker, store, notebook):
+    from knownote.answer.ollama_chat import OllamaChat
+    from knownote.answer.overview import load_overview
+    from tests.answer.test_overview import REPLY
+    from tests.ollama_standin import OllamaStandIn
+
+    gravity = corpus_file("docs/web_text/md_wikipedia_gravity_hill.md").read_bytes()
+    with OllamaStandIn(reply=REPLY) as server:
+        first = worker.queue.enqueue(notebook.id, "gravity.md", gravity, 500)
+        second = worker.queue.enqueue(notebook.id, "notes.txt", NOTES, 500)
+        for job in (first, second):
+            worker.overview_after(job.id, OllamaChat(server.url, 10), "llama3.2")
+        assert worker.run_once() is True
+        document_id = worker.queue.job(first.id).document_id
+        assert worker.overviews_due() == {document_id}
+        assert worker.run_once() is True  # the next import goes first
+        assert len(worker.overviews_due()) == 2 and server.chats() == []
+        assert worker.run_once() is False
+        assert worker.write_next_overview() and worker.write_next_overview()
+        assert not worker.write_next_overview()
+        assert len(server.chats()) == 2
+    overview = load_overview(store, document_id)
+    assert overview.model == "llama3.2" and overview.questions[0] == "What is a gravity hill?"
+    assert worker.overviews_due() == set() and worker.overview_errors == {}
+
+
+def test_an_overview_the_model_cannot_write_is_said_and_the_import_stays(
+    worker, store, notebook, settings
+):
+    from knownote.answer.ollama_chat import OllamaChat
+    from tests.ollama_standin import free_port
+
+    job = worker.queue.enqueue(notebook.id, "notes.txt", NOTES, 500)
+    worker.overview_after(job.id, OllamaChat(f"http://127.0.0.1:{free_port()}", 2), "m")
+    worker.run_once()
+    document_id = worker.queue.job(job.id).document_id
+    assert worker.write_next_overview()
+    assert worker.queue.job(job.id).status == IMPORTED
+    assert store.overview(document_id) is None
+    assert "Ollama" in worker.overview_errors[document_id]
+    consistent(store, settings)

@@ -1,0 +1,249 @@
+"""Scans and photos: image files become sources read by OCR, their citations are highlighted on
+the image, and hostile images are refused by a named limit in bounded memory (peak RSS of a fresh
+process, as in test_limits) while the other files of an upload still import."""
+
+from __future__ import annotations
+
+import io
+import re
+import struct
+import zlib
+from pathlib import Path
+
+import pymupdf
+import pytest
+from PIL import Image
+
+from knownote.pipeline.ingest import import_file, ocr_progress_text
+from knownote.read.extract import OcrLimits, extract, pdf_page_text, pdf_pages_to_ocr
+from knownote.read.scans import has_invisible_layer_over_image, noisy_layer
+from knownote.show.pdf_page import passage_pages
+from tests.conftest import DOCS, corpus_file
+from tests.e2e.test_corpus import OCR_PAGES, PASSWORDS
+from tests.e2e.test_limits import deflated, import_measured
+
+SENTENCE = "Harbour tides rise twice daily"
+
+
+def text_image(text: str = SENTENCE, fmt: str = "PNG") -> bytes:
+    doc = pymupdf.open()
+    page = doc.new_page(width=400, height=80)
+    page.insert_text((12, 45), text, fontsize=20)
+    pix = page.get_pixmap(dpi=150, alpha=False)
+    out = io.BytesIO()
+    Image.frombytes("RGB", (pix.width, pix.height), pix.samples).save(out, fmt)
+    return out.getvalue()
+
+
+def png_declaring(width: int, height: int) -> bytes:
+    def chunk(kind: bytes, body: bytes) -> bytes:
+        crc = zlib.crc32(kind + body)
+        return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", crc)
+
+    ihdr = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    idat = zlib.compress(bytes(1000))
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", ihdr) + chunk(b"IDAT", idat) + chunk(b"IEND", b"")
+
+
+def tiff_declaring(width: int, height: int) -> bytes:
+    tags = [(256, 4, width), (257, 4, height), (258, 3, 8), (259, 3, 1), (262, 3, 1),
+            (273, 4, 8), (277, 3, 1), (278, 4, height), (279, 4, width * height)]  # fmt: skip
+    ifd = struct.pack("<H", len(tags))
+    for tag, kind, value in tags:
+        ifd += (
+            struct.pack("<HHII", tag, kind, 1, value)
+            if kind == 4
+            else struct.pack("<HHIHH", tag, kind, 1, value, 0)
+        )
+    return b"II*\x00" + struct.pack("<I", 8) + ifd + struct.pack("<I", 0)
+
+
+def test_a_png_photo_of_text_imports_by_ocr_and_says_so(store, notebook, settings, embedder):
+    seen = []
+    result = import_file(
+        store, notebook, "note.png", text_image(), settings=settings, embedder=embedder,
+        progress=lambda _f, stage, done, total: seen.append((stage, done, total)),
+    )  # fmt: skip
+    assert result.status == "imported", result.error
+    assert result.warnings == ("1 page read by OCR; check quotes against the page image.",)
+    assert ("ocr", 0, 1) in seen and ("ocr", 1, 1) in seen
+    document = store.document(result.document_id)
+    assert document.kind == "image" and store.ocr_page_numbers(document.id) == [1]
+    assert store.document_text(document.id) == SENTENCE
+
+
+def test_a_cited_word_is_highlighted_on_the_image_itself(store, notebook, settings, embedder):
+    result = import_file(
+        store, notebook, "note.png", text_image(), settings=settings, embedder=embedder
+    )
+    start = SENTENCE.index("tides")
+    (image,) = passage_pages(store, result.document_id, start, start + len("tides"))
+    assert len(image.rects) == len("tides")
+    x0 = min(r[0] for r in image.rects)
+    x1 = max(r[2] for r in image.rects)
+    # "tides" is the second of five words: its highlight sits in the left half of the line.
+    assert 0.15 * image.width < x0 < x1 < 0.6 * image.width
+    (whole,) = passage_pages(store, result.document_id, 0, len(SENTENCE))
+    assert len(whole.rects) >= len(SENTENCE.replace(" ", ""))  # every letter (and some spaces)
+
+
+def test_every_frame_of_a_tiff_is_a_page():
+    frames = [Image.open(io.BytesIO(text_image(t))) for t in ("First page here", "Second page")]
+    out = io.BytesIO()
+    frames[0].save(out, "TIFF", save_all=True, append_images=frames[1:])
+    result = extract(out.getvalue(), "two.tiff")
+    assert [p.number for p in result.ocr_pages] == [1, 2]
+    assert result.text == "First page here\n\nSecond page"
+
+
+def test_webp_and_jpeg_are_images_too():
+    for fmt in ("WEBP", "JPEG"):
+        assert extract(text_image(fmt=fmt), f"note.{fmt.lower()}").text == SENTENCE
+
+
+def test_a_truncated_image_is_refused_as_damaged():
+    data = text_image()
+    with pytest.raises(Exception, match=r"cut\.png is a damaged or truncated image"):
+        extract(data[: len(data) // 2], "cut.png")
+
+
+def test_a_thousand_frame_tiff_is_refused_by_the_ocr_page_limit():
+    frame = Image.new("L", (8, 8), 255)
+    out = io.BytesIO()
+    frame.save(out, "TIFF", save_all=True, append_images=[frame] * 999)
+    with pytest.raises(Exception, match=r"1,000 frames.*limit of 200.*max_ocr_pages"):
+        extract(out.getvalue(), "many.tiff")
+
+
+def huge_image_pdf(pages: int) -> bytes:
+    """A PDF whose pages each draw a 30,000 × 30,000 grey image (900 MB decoded, 1 MB stored)."""
+    image = deflated(b"", 30_000 * 30_000)
+    kids = " ".join(f"{4 + 2 * i} 0 R" for i in range(pages))
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        f"<< /Type /Pages /Kids [{kids}] /Count {pages} >>".encode(),
+        b"<< /Type /XObject /Subtype /Image /Width 30000 /Height 30000 /BitsPerComponent 8 "
+        b"/ColorSpace /DeviceGray /Filter /FlateDecode /Length %d >>\nstream\n"
+        % len(image)
+        + image
+        + b"\nendstream",
+    ]
+    draw = b"q 612 0 0 792 0 0 cm /Im0 Do Q"
+    for i in range(pages):
+        objects.append(
+            f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents {5 + 2 * i} 0 R "
+            "/Resources << /XObject << /Im0 3 0 R >> >> >>".encode()
+        )
+        objects.append(b"<< /Length %d >>\nstream\n" % len(draw) + draw + b"\nendstream")
+    out, offsets = bytearray(b"%PDF-1.7\n"), []
+    for n, body in enumerate(objects, 1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n" % n + body + b"\nendobj\n"
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
+    out += b"".join(b"%010d 00000 n \n" % o for o in offsets)
+    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (
+        len(objects) + 1,
+        xref,
+    )
+    return bytes(out)
+
+
+@pytest.fixture(scope="module")
+def baseline(tmp_path_factory: pytest.TempPathFactory) -> float:
+    """Peak RSS of the worker importing a file refused at once (a damaged image)."""
+    return import_measured(tmp_path_factory.mktemp("baseline"), "x.png", b"\x89PNG\r\n")[1]
+
+
+@pytest.mark.parametrize(
+    "name, data, message",
+    [
+        ("bomb.png", png_declaring(50_000, 50_000), r"50,000 × 50,000 pixels.*100 megapixels"),
+        ("bomb.tiff", tiff_declaring(50_000, 50_000), r"50,000 × 50,000 pixels.*100 megapixels"),
+        (
+            "huge.pdf",
+            huge_image_pdf(3),
+            r"decodes to 900 MB.*limit of 300 MB.*max_image_megapixels",
+        ),
+    ],
+    ids=["png", "tiff", "pdf"],
+)
+def test_decompression_bombs_are_refused_by_the_pixel_limit_in_bounded_memory(
+    tmp_path: Path,
+    baseline: float,
+    name: str,
+    data: bytes,
+    message: str,
+):
+    result, peak = import_measured(tmp_path, name, data)
+    assert result["status"] == "failed"
+    assert re.search(message, result["error"]), result["error"]
+    print(
+        f"{name}: file {len(data) / 1e6:.1f} MB, peak RSS {peak:.0f} MB "
+        f"(baseline {baseline:.0f} MB)"
+    )
+    assert peak - baseline < 100
+
+
+def test_other_files_of_an_upload_still_import_after_a_bomb(store, notebook, settings, embedder):
+    bomb = import_file(
+        store, notebook, "bomb.png", png_declaring(50_000, 50_000), settings=settings,
+        embedder=embedder,
+    )  # fmt: skip
+    good = import_file(
+        store, notebook, "good.png", text_image(), settings=settings, embedder=embedder
+    )
+    assert bomb.status == "failed" and "max_image_megapixels" in bomb.error
+    assert good.status == "imported"
+
+
+def test_ocr_limits_are_settings(settings):
+    with pytest.raises(Exception, match=r"limit of 1 megapixels"):
+        extract(png_declaring(1200, 1000), "x.png", ocr=OcrLimits(max_megapixels=1))
+
+
+def test_the_noisy_ocr_layer_of_the_auditor_letter_is_judged_noise_and_a_clean_one_is_not():
+    path = corpus_file("docs/pdf/cjk_zh_scanned_ocr_auditor_letter.pdf")
+    with pymupdf.open(path) as doc:
+        assert all(has_invisible_layer_over_image(page) for page in doc)
+        assert noisy_layer([pdf_page_text(page) for page in doc])
+    # The same kind of layer without misread numbers is kept as it is.
+    assert not noisy_layer(["截至2015年12月31日，神鹰集团在该担保项下实际融资余额为1.57亿元"])
+
+
+def test_a_born_digital_page_has_no_invisible_layer():
+    with pymupdf.open(corpus_file("docs/pdf/paper_dpr_2004.04906_2col.pdf")) as doc:
+        assert not any(has_invisible_layer_over_image(page) for page in doc)
+
+
+def test_ocr_progress_says_which_page_is_being_read():
+    assert ocr_progress_text(2, 12) == "Reading page 3 of 12 by OCR"
+    assert ocr_progress_text(12, 12) == "Read 12 pages by OCR"
+
+
+def test_a_transparent_png_is_read_on_white():
+    grey = Image.open(io.BytesIO(text_image())).convert("L")
+    transparent = Image.new("RGBA", grey.size, (0, 0, 0, 0))
+    transparent.putalpha(grey.point(lambda v: 255 - v))  # ink opaque, paper transparent
+    out = io.BytesIO()
+    transparent.save(out, "PNG")
+    assert extract(out.getvalue(), "clear.png").text == SENTENCE
+
+
+PDFS = sorted((DOCS / "pdf").glob("*.pdf")) if DOCS.is_dir() else []
+
+
+@pytest.mark.skipif(not PDFS, reason=f"needs the shared corpus ({DOCS} is absent)")
+def test_on_every_page_of_the_corpus_only_scans_and_image_only_pages_go_to_ocr():
+    chosen = {}
+    for path in PDFS:
+        try:
+            doc = pymupdf.open(path)
+        except pymupdf.FileDataError:  # the empty file
+            continue
+        with doc:
+            if doc.needs_pass:
+                doc.authenticate(PASSWORDS[path.name])
+            if pages := pdf_pages_to_ocr(doc):
+                chosen[path.name] = pages
+    assert chosen == OCR_PAGES

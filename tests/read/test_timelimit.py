@@ -1,0 +1,62 @@
+"""Files built to hang the importer are stopped by the per-page time limit, with a clear
+message, while the rest of the app keeps answering."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+from knownote.pipeline.ingest import import_file
+from knownote.read.timelimit import count_parts
+from tests.conftest import corpus_file
+from tests.hostile_files import nested_forms_pdf
+from tests.invariants import row_counts
+
+
+def test_a_pdf_page_that_never_finishes_drawing_is_stopped(store, notebook, settings, embedder):
+    before = row_counts(store)
+    started = time.monotonic()
+    limited = settings.with_(max_extract_seconds=3)
+    result = import_file(store, notebook, "laughs.pdf", nested_forms_pdf(), settings=limited,
+                         embedder=embedder)  # fmt: skip
+    took = time.monotonic() - started
+    assert result.status == "failed"
+    assert "longer than 3 seconds" in result.error and "max_extract_seconds" in result.error
+    assert took < 90  # the limit plus starting an interpreter on a loaded machine
+    assert row_counts(store) == before
+
+
+def test_the_app_keeps_answering_while_a_file_hangs(store, notebook, settings, embedder):
+    slow = threading.Thread(target=import_file, args=(store, notebook, "laughs.pdf",
+                            nested_forms_pdf()), kwargs={"settings": settings.with_(
+                            max_extract_seconds=4), "embedder": embedder})  # fmt: skip
+    slow.start()
+    time.sleep(1.5)  # the child is drawing by now
+    worst = 0.0
+    for _ in range(20):
+        t = time.monotonic()
+        store.notebooks()
+        worst = max(worst, time.monotonic() - t)
+    assert slow.is_alive(), "the hostile file must still be being read"
+    slow.join()
+    assert worst < 0.5
+
+
+def test_the_limit_is_per_page(store, notebook, settings, embedder):
+    path = corpus_file("docs/pdf/paper_tracemonkey_pldi09_2col.pdf")
+    assert count_parts(path.read_bytes()) == 14
+    assert count_parts(b"plain text") == 1
+    limited = settings.with_(max_extract_seconds=1.5)
+    result = import_file(store, notebook, "laughs.pdf", nested_forms_pdf(), settings=limited,
+                         embedder=embedder)  # fmt: skip
+    assert "(1.5 seconds per page" in result.error
+
+
+def test_a_normal_file_still_imports_with_its_errors_as_before(store, notebook, settings, embedder):
+    path = corpus_file("docs/pdf/enc_password_test_4p.pdf")
+    refused = import_file(store, notebook, path.name, path.read_bytes(), settings=settings,
+                          embedder=embedder)  # fmt: skip
+    assert refused.status == "failed" and refused.needs_password
+    result = import_file(store, notebook, path.name, path.read_bytes(), settings=settings,
+                         embedder=embedder, password="test")  # fmt: skip
+    assert result.status == "imported", result.error

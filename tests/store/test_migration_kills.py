@@ -1,0 +1,132 @@
+"""A process killed (SIGKILL) inside any migration, of a new or an old database: the next start
+finishes or redoes the migrations and the database checks clean.
+
+Each migration runs in its own transaction, so the kill lands after the migration's statements
+and before its commit: the worst moment.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import duckdb
+import numpy as np
+import pytest
+
+import knownote.store.migrations as migrations
+from knownote.store.check import check_store
+from knownote.store.db import Store
+from knownote.store.migrations import MIGRATIONS
+
+ROOT = Path(__file__).resolve().parents[2]
+# Runs the real Store.open with migration `k` (0-based) replaced by one that does its work and
+# then kills the process before the commit; only the first `keep` migrations exist.
+KILLER = """
+import os, signal, sys
+import knownote.store.migrations as m
+k, keep = int(sys.argv[2]), int(sys.argv[3])
+chosen = list(m.MIGRATIONS[:keep])
+real = chosen[k]
+def killed(db):
+    real(db)
+    os.kill(os.getpid(), signal.SIGKILL)
+killed.__name__ = real.__name__
+chosen[k] = killed
+m.MIGRATIONS = chosen
+from knownote.store.db import Store
+Store.open(sys.argv[1])
+print("not killed")
+"""
+
+
+def open_and_kill(db: Path, k: int, keep: int) -> None:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run([sys.executable, "-c", KILLER, str(db), str(k), str(keep)], cwd=ROOT,
+                          env=env, capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert done.returncode == -signal.SIGKILL, done.stdout + done.stderr
+
+
+def schema(db: duckdb.DuckDBPyConnection) -> list[tuple]:
+    return db.execute(
+        "SELECT table_name, column_name, data_type FROM information_schema.columns "
+        "WHERE table_name NOT LIKE 'vectors_%' ORDER BY table_name, column_name"
+    ).fetchall()
+
+
+@pytest.fixture(scope="module")
+def clean_schema(tmp_path_factory):
+    db = duckdb.connect(str(tmp_path_factory.mktemp("clean") / "clean.duckdb"))
+    migrations.migrate(db)
+    yield schema(db)
+    db.close()
+
+
+@pytest.mark.parametrize("k", range(len(MIGRATIONS)), ids=[m.__name__ for m in MIGRATIONS])
+def test_a_kill_inside_a_migration_of_a_new_database_is_redone(k, tmp_path, clean_schema):
+    db = tmp_path / "new.duckdb"
+    open_and_kill(db, k, len(MIGRATIONS))
+    store = Store.open(db)
+    try:
+        versions = store.db.execute("SELECT version FROM _migrations ORDER BY version").fetchall()
+        assert [v for (v,) in versions] == [int(m.__name__[1:4]) for m in MIGRATIONS]
+        assert schema(store.db) == clean_schema
+        assert check_store(store) == (0, [])
+    finally:
+        store.close()
+
+
+OLD = 3  # a database last opened when three migrations existed
+
+
+@pytest.fixture(scope="module")
+def old_database(tmp_path_factory):
+    """A database at migration 3 holding one whole document, as an old KnowNote left it."""
+    path = tmp_path_factory.mktemp("old") / "old.duckdb"
+    db = duckdb.connect(str(path))
+    real = migrations.MIGRATIONS
+    migrations.MIGRATIONS = real[:OLD]
+    try:
+        migrations.migrate(db)
+    finally:
+        migrations.MIGRATIONS = real
+    db.execute(
+        "INSERT INTO notebooks (name, embedding_model, embedding_dim) VALUES ('N', 'm', 384)"
+    )
+    db.execute(
+        "INSERT INTO documents (notebook_id, title, filename, kind, sha256, text, n_chars, "
+        "n_pages) VALUES (1, 't', 't.txt', 'txt', 'x', 'ab cd', 5, 0)"
+    )
+    db.execute(
+        'INSERT INTO passages (document_id, notebook_id, idx, start, "end", text, n_terms) '
+        "VALUES (1, 1, 0, 0, 5, 'ab cd', 2)"
+    )
+    db.execute("INSERT INTO passage_terms VALUES (1, 1, 'ab', 1), (1, 1, 'cd', 1)")
+    vector = np.where(np.arange(384) % 3 == 0, 1.0, -1.0).astype(np.float32)
+    vector /= np.linalg.norm(vector)
+    db.execute("CREATE TABLE vectors_384 (passage_id BIGINT PRIMARY KEY, embedding FLOAT[384])")
+    db.execute("INSERT INTO vectors_384 VALUES (1, ?::FLOAT[384])", [vector.tolist()])
+    db.close()
+    return path
+
+
+@pytest.mark.parametrize(
+    "k", range(OLD, len(MIGRATIONS)), ids=[m.__name__ for m in MIGRATIONS[OLD:]]
+)
+def test_a_kill_inside_a_migration_of_an_old_database_is_redone(
+    k, tmp_path, old_database, clean_schema
+):
+    db = tmp_path / "old.duckdb"
+    shutil.copyfile(old_database, db)
+    open_and_kill(db, k, len(MIGRATIONS))
+    store = Store.open(db)
+    try:
+        assert schema(store.db) == clean_schema
+        assert store.documents(1)[0].passages == 1
+        assert check_store(store, files=False) == (1, [])
+    finally:
+        store.close()
