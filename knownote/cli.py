@@ -198,7 +198,7 @@ def cmd_ask(args: argparse.Namespace, store: Store, settings: Settings) -> int:
 
     notebook = find_notebook(store, args.notebook)
     client, models, status = connect(settings)
-    model = resolve_model(args.model, models) if args.model else (models[0] if models else None)
+    model = resolve_model(args.model, models)
     if status:
         print(f"knownote: {status}", file=sys.stderr)
     elif model and not args.model:
@@ -462,7 +462,7 @@ def cmd_eval_answers(args: argparse.Namespace, store: Store | None, settings: Se
     client, model = None, None
     if not args.quoted:
         client, models, status = connect(settings)
-        model = resolve_model(args.model, models) if args.model else (models[0] if models else None)
+        model = resolve_model(args.model, models)
         if model is None or model not in models:
             listed = ", ".join(models) or "none"
             raise KnowNoteError(

@@ -72,9 +72,12 @@ class AnswerServers:
         return server.complete(name, messages, num_ctx)
 
 
-def resolve_model(name: str, models: list[str]) -> str:
-    """The listed model a person meant by `name`: a bare name that only the OpenAI-compatible
-    server lists is that server's model. Raises ModelError when both servers list it."""
+def resolve_model(name: str | None, models: list[str]) -> str | None:
+    """The listed model a person meant by `name` (None: the first listed, or None). A bare name
+    that only the OpenAI-compatible server lists is that server's model. Raises ModelError when
+    both servers list it."""
+    if not name:
+        return models[0] if models else None
     if name.startswith(PREFIX) or PREFIX + name not in models:
         return name
     if name in models:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
 
 import httpx
 import numpy as np
@@ -18,9 +17,7 @@ import numpy as np
 from knownote.errors import EmbeddingUnavailable, ModelError, error_text
 from knownote.settings import Settings
 
-if TYPE_CHECKING:
-    pass
-
+# `openai` is imported by the methods that use it: 0.7 s that the app's start need not pay.
 PREFIXES = ("ollama:", "openai:")
 BATCH = 32
 _TIMEOUT = 60.0
@@ -48,7 +45,7 @@ class ServerEmbedder:
     """Normalised float32 embeddings from an embedding model on a server."""
 
     def __init__(self, name: str, settings: Settings | None = None) -> None:
-        import openai  # here, not at the top: 0.7 s the app start need not pay
+        import openai
 
         if not is_server_model(name):
             raise ModelError(f"“{name}” is not a server model; name it ollama:NAME or openai:NAME.")
@@ -82,7 +79,7 @@ class ServerEmbedder:
         )
 
     def _embed(self, texts: list[str]) -> np.ndarray:
-        import openai  # here, not at the top: 0.7 s the app start need not pay
+        import openai
 
         if self.kind == "ollama":
             try:

@@ -25,3 +25,8 @@ def test_an_unlisted_name_is_left_for_the_server_to_refuse():
 def test_a_name_both_servers_list_asks_which():
     with pytest.raises(ModelError, match="Choose tiny for Ollama's, or openai:tiny"):
         resolve_model("tiny", ["tiny", "openai:tiny"])
+
+
+def test_no_name_is_the_first_listed_model_or_none():
+    assert resolve_model(None, ["llama3", "openai:tiny"]) == "llama3"
+    assert resolve_model(None, []) is None
