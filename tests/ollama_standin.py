@@ -36,10 +36,20 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 Reply = str | Callable[[list[dict]], str]
 
 
+_HANDED_OUT: set[int] = set()
+
+
 def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A port nothing listens on, never one handed out before in this process: the app caches
+    what a server address answered (a minute), so a new server on an old port would be taken
+    for the old one."""
+    while True:
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        if port not in _HANDED_OUT:
+            _HANDED_OUT.add(port)
+            return port
 
 
 def pieces(text: str) -> list[str]:

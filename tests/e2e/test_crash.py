@@ -22,7 +22,7 @@ pytestmark = pytest.mark.slow
 PDF = "docs/pdf/paper_naacl06_shinyama_2col.pdf"
 KEEP = "docs/web_text/md_wikipedia_gravity_hill.md"
 KILLS = [
-    Kill(0.5),  # interpreter and imports, before the database is opened
+    Kill(0.1),  # interpreter and imports, before the database is opened (0.5 s reaches extract)
     Kill(0.0, "extract"),
     Kill(0.5, "embed"),  # loading the model, or embedding
     Kill(0.0, "store"),  # writing the kept file and the one transaction

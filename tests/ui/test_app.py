@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -22,6 +21,7 @@ from knownote.settings import Settings
 from knownote.store.db import Store
 from knownote.ui.download import unpack
 from tests.conftest import corpus_file
+from tests.ollama_standin import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "app.py")
@@ -39,17 +39,11 @@ HOSTILE = (
 )
 
 
-def closed_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture
 def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     home = tmp_path / "home"
     monkeypatch.setenv("KNOWNOTE_HOME", str(home))
-    monkeypatch.setenv("OLLAMA_HOST", f"http://127.0.0.1:{closed_port()}")
+    monkeypatch.setenv("OLLAMA_HOST", f"http://127.0.0.1:{free_port()}")  # nothing listens
     monkeypatch.delenv("KNOWNOTE_PASSWORD", raising=False)
     return home
 

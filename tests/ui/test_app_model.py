@@ -35,7 +35,8 @@ def server(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[OllamaSt
 def app(server: OllamaStandIn) -> AppTest:
     at = AppTest.from_file(APP, default_timeout=TIMEOUT)
     at.run()
-    assert at.selectbox(key="model").value == MODEL
+    listed = [s.value for s in at.selectbox if s.key == "model"]
+    assert listed == [MODEL], [m.value for m in at.markdown]  # what the sidebar said instead
     return with_notes(at)
 
 
