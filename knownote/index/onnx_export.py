@@ -12,6 +12,7 @@ import json
 import logging
 import os
 import warnings
+from collections.abc import Callable
 from pathlib import Path
 
 from knownote.errors import ModelError
@@ -49,6 +50,17 @@ def ensure_graph(model_folder: Path, target: Path) -> Path:
     source = target.with_name(target.name.removesuffix(f"-{QUANTIZED}.onnx") + "-fp32.onnx")
     if int8:
         ensure_graph(model_folder, source)
+        config = json.loads((model_folder / "config.json").read_text())
+        heads, hidden = int(config["num_attention_heads"]), int(config["hidden_size"])
+        return make_once(target, lambda tmp: quantize(source, tmp, heads, hidden))
+    return make_once(target, lambda tmp: export(model_folder, tmp))
+
+
+def make_once(target: Path, make: Callable[[Path], None]) -> Path:
+    """Run `make(tmp)` and move its file to `target`, unless `target` is there: one process
+    makes it while the others wait, and nobody ever reads half a file."""
+    if target.exists():
+        return target
     target.parent.mkdir(parents=True, exist_ok=True)
     with (target.parent / ".export.lock").open("w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
@@ -56,10 +68,7 @@ def ensure_graph(model_folder: Path, target: Path) -> Path:
             return target
         tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
         try:
-            if int8:
-                quantize(model_folder, source, tmp)
-            else:
-                export(model_folder, tmp)
+            make(tmp)
             os.replace(tmp, target)
         finally:
             tmp.unlink(missing_ok=True)
@@ -108,14 +117,17 @@ def export(model_folder: Path, target: Path) -> None:
         )
 
 
-def quantize(model_folder: Path, source: Path, target: Path) -> None:
+def quantize(
+    source: Path, target: Path, num_heads: int, hidden_size: int, opt_level: int | None = None
+) -> None:
     """The fp32 graph with its operators fused, then int8 weights on every matrix product but
     one: the first layer's feed-forward output, whose inputs have the widest range.
 
     Dynamic quantisation: int8 weights per output channel, activations quantised as they come.
-    Of the variants measured (benchmarks/embed_variants.py, README), this one keeps
+    Of the variants measured (benchmarks/embed_variants.py, docs/benchmarks.md), this one keeps
     `knownote eval` within half a point of the fp32 model at over 3x the torch path's speed;
     quantising that product too cost 0.8 point of MRR@10 on xquad.en's vector search.
+    `opt_level` 0 fuses in Python only (no torch is imported to check for a GPU).
     """
     import onnx
     from onnxruntime.quantization import QuantType, quantize_dynamic
@@ -126,12 +138,12 @@ def quantize(model_folder: Path, source: Path, target: Path) -> None:
     root = logging.getLogger()
     level = root.level
     try:
-        config = json.loads((model_folder / "config.json").read_text())
         optimize_model(
             str(source),
             model_type="bert",
-            num_heads=int(config["num_attention_heads"]),
-            hidden_size=int(config["hidden_size"]),
+            num_heads=num_heads,
+            hidden_size=hidden_size,
+            opt_level=opt_level,
         ).save_model_to_file(str(fused))
         nodes = onnx.load(str(fused)).graph.node
         kept = [n.name for n in nodes if "/layer.0/output/dense/" in n.name]
