@@ -373,10 +373,16 @@ def cmd_eval(args: argparse.Namespace, store: Store | None, settings: Settings) 
 
 
 def cmd_reindex(args: argparse.Namespace, store: Store, settings: Settings) -> int:
+    """Re-index, in the foreground, documents imported before titles, sections and stemming,
+    and read the languages of those imported before languages were kept."""
     from knownote.index.embedders import get_embedder
+    from knownote.pipeline.reindex import (
+        notebooks_to_reindex,
+        read_missing_languages,
+        reindex_notebook,
+    )
 
-    """Re-index, in the foreground, documents imported before titles, sections and stemming."""
-    from knownote.pipeline.reindex import notebooks_to_reindex, reindex_notebook
+    read_missing_languages(store)
 
     ids = [find_notebook(store, args.notebook).id] if args.notebook else notebooks_to_reindex(store)
     report = []

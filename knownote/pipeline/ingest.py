@@ -11,6 +11,7 @@ from knownote.errors import FileTooLarge, KnowNoteError, ModelError, NotFound, P
 from knownote.index.context import CURRENT, IndexRecipe, embedding_texts, index_passages
 from knownote.index.embed import Embedder
 from knownote.index.embedders import get_embedder
+from knownote.index.language import document_languages
 from knownote.index.split import split
 from knownote.read.extracted import OcrLimits
 from knownote.read.sections import section_paths
@@ -143,6 +144,7 @@ def import_file(
         sections = section_paths(text, extracted.headings, [s.start for s in spans])
         title = extracted.title or label
         terms_as = recipe.analyzer(text)
+        languages = document_languages(text)
         passages = index_passages(
             text,
             title,
@@ -184,6 +186,7 @@ def import_file(
                     headings=[Heading(h.start, h.end, h.level) for h in extracted.headings],
                     embedded_as=recipe.embedded_as,
                     terms_as=terms_as,
+                    languages=languages,
                 )
             finally:
                 store.discard_file_if_unused(digest)

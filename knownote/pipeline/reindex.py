@@ -1,4 +1,5 @@
-"""Re-index documents imported before titles, sections and stemming: new vectors and terms.
+"""Re-index documents imported before titles, sections and stemming: new vectors and terms; and
+read the languages of documents imported before they were kept.
 
 A document is redone whole, in one transaction at its end (its passages, offsets and text stay),
 so a notebook's search keeps working throughout: each document is searched the way it is indexed
@@ -14,6 +15,7 @@ from knownote.errors import NotFound
 from knownote.index.analyze import WORDS, analyzer_for
 from knownote.index.context import IN_CONTEXT, embedding_texts, index_passages
 from knownote.index.embed import Embedder
+from knownote.index.language import document_languages
 from knownote.store.db import Document, Store
 
 # progress(document title, passages done, passages in all): raise from it to stop between
@@ -105,3 +107,17 @@ def reindex_notebook(
     if progress:
         progress("", total, total)
     return redone
+
+
+def read_missing_languages(store: Store, limit: int = 1_000_000) -> int:
+    """Read and keep the languages of up to `limit` documents imported before languages were
+    kept; returns how many. Documents deleted meanwhile are passed over."""
+    done = 0
+    for document_id in store.documents_without_languages(limit):
+        try:
+            text = store.document_text(document_id)
+        except NotFound:
+            continue
+        store.set_languages(document_id, document_languages(text))
+        done += 1
+    return done

@@ -110,9 +110,20 @@ class ImportWorker:
 
     def _loop(self) -> None:
         while not self._stop.is_set():
-            if not self.run_once() and not self.write_next_overview():
+            if (
+                not self.run_once()
+                and not self.write_next_overview()
+                and not self.read_missing_languages()
+            ):
                 self._wake.wait(IDLE_WAIT)
                 self._wake.clear()
+
+    def read_missing_languages(self) -> bool:
+        """Read the languages of one document imported before they were kept; False when none
+        is left (one at a time, so that a new job waits for one document at most)."""
+        from knownote.pipeline.reindex import read_missing_languages
+
+        return read_missing_languages(self.queue.store, limit=1) > 0
 
     def write_next_overview(self) -> bool:
         """Write the oldest due overview (unless one was written since); False when none is due."""

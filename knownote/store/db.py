@@ -54,6 +54,9 @@ class Document:
     passage_overlap: int | None = None
     embedded_as: str = "text"  # see knownote.index.context: what the embedding model was given
     terms_as: str = "words"  # see knownote.index.analyze: how the keyword terms were made
+    # ISO 639-1 codes, the main language first (knownote.index.language); () when the text has
+    # too few letters to tell, None when not read yet (imported before languages were kept).
+    languages: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -324,13 +327,14 @@ class Store:
     _DOCUMENT_SQL = """
         SELECT d.id, d.notebook_id, d.title, d.filename, d.kind, d.sha256, d.n_chars, d.n_pages,
                d.enabled, d.warnings, d.n_passages, d.passage_size, d.passage_overlap,
-               d.embedded_as, d.terms_as
+               d.embedded_as, d.terms_as, d.languages
         FROM documents d
     """
 
     @staticmethod
     def _document(row: tuple) -> Document:
-        return Document(*row[:9], tuple(row[9] or ()), *row[10:])
+        languages = None if row[15] is None else tuple(row[15])
+        return Document(*row[:9], tuple(row[9] or ()), *row[10:15], languages)
 
     def documents(self, notebook_id: int) -> list[Document]:
         rows = self._all(
@@ -343,6 +347,19 @@ class Store:
         if row is None:
             raise NotFound(f"There is no document {document_id}.")
         return self._document(row)
+
+    def documents_without_languages(self, limit: int) -> list[int]:
+        """Documents imported before their languages were kept (oldest first)."""
+        rows = self._all(
+            "SELECT id FROM documents WHERE languages IS NULL ORDER BY id LIMIT ?", [limit]
+        )
+        return [row[0] for row in rows]
+
+    def set_languages(self, document_id: int, languages: Sequence[str]) -> None:
+        with self.transaction() as db:
+            db.execute(
+                "UPDATE documents SET languages = ? WHERE id = ?", [list(languages), document_id]
+            )
 
     def document_by_hash(self, notebook_id: int, sha256: str) -> Document | None:
         row = self._one(
@@ -420,6 +437,7 @@ class Store:
         headings: Sequence[Heading] = (),
         embedded_as: str = "text",
         terms_as: str = "words",
+        languages: Sequence[str] | None = None,
     ) -> int | None:
         """Store a document with all its passages in one transaction.
 
@@ -446,7 +464,8 @@ class Store:
             (document_id,) = db.execute(
                 "INSERT INTO documents (notebook_id, title, filename, kind, sha256, text, n_chars, "
                 "n_pages, n_passages, warnings, passage_size, passage_overlap, embedded_as, "
-                "terms_as) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+                "terms_as, languages) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+                "RETURNING id",
                 [
                     notebook_id,
                     title,
@@ -461,6 +480,7 @@ class Store:
                     *(split or (None, None)),
                     embedded_as,
                     terms_as,
+                    None if languages is None else list(languages),
                 ],
             ).fetchone()
             if pages:

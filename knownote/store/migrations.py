@@ -435,6 +435,13 @@ def m021_term_rows_carry_passage_length(db: duckdb.DuckDBPyConnection) -> None:
     )
 
 
+def m022_document_languages(db: duckdb.DuckDBPyConnection) -> None:
+    # The languages a document is written in (ISO 639-1 codes, the main one first), read at
+    # import. NULL for documents imported before: the import worker reads theirs in the
+    # background (knownote.pipeline.languages), as `knownote reindex` does.
+    db.execute("ALTER TABLE documents ADD COLUMN languages VARCHAR[]")
+
+
 MIGRATIONS: list[Migration] = [
     m001_documents_and_passages,
     m002_chats,
@@ -454,6 +461,7 @@ MIGRATIONS: list[Migration] = [
     m018_how_documents_are_indexed,
     m020_sorted_terms,
     m021_term_rows_carry_passage_length,
+    m022_document_languages,
 ]
 
 

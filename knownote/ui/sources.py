@@ -6,6 +6,7 @@ import streamlit as st
 
 from knownote.answer.servers import AnswerServers
 from knownote.errors import NotFound
+from knownote.index.language import language_name
 from knownote.pipeline.reindex import is_stale
 from knownote.pipeline.worker import ImportWorker
 from knownote.read.sniff import SUPPORTED
@@ -109,8 +110,13 @@ def document_row(store: Store, document: Document) -> None:
             if document.passage_size is not None
             else ""
         )
+        languages = (
+            " · " + ", ".join(language_name(code) for code in document.languages)
+            if document.languages
+            else ""
+        )
         info.caption(
-            f"{escape_markdown(document.filename)} · {document.kind} · {pages}"
+            f"{escape_markdown(document.filename)} · {document.kind}{languages} · {pages}"
             f"{count(document.passages, 'passage')}{split} · "
             f"{count(document.n_chars, 'character')}"
         )

@@ -4,6 +4,7 @@ job of the import worker, and searched correctly before, during and after."""
 from __future__ import annotations
 
 import json
+import time
 
 import numpy as np
 import pytest
@@ -14,6 +15,7 @@ from knownote.pipeline.ingest import import_file
 from knownote.pipeline.reindex import (
     is_stale,
     notebooks_to_reindex,
+    read_missing_languages,
     reindex_notebook,
     stale_documents,
 )
@@ -144,3 +146,30 @@ def test_reindexing_finds_the_headings_of_a_document_imported_before_they_were_k
     )  # fmt: skip
     expected = embedder.embed_passages(embedding_texts(text, old_document.title, again, IN_CONTEXT))
     assert np.allclose(store.vectors(old_document.id), expected, atol=1e-5)
+
+
+def test_languages_are_read_at_import_and_for_documents_imported_before(
+    store, notebook, settings, embedder
+):
+    path = corpus_file(GRAVITY)
+    result = import_file(store, notebook, path.name, path.read_bytes(), settings=settings)
+    assert store.document(result.document_id).languages == ("en",)
+    store.db.execute("UPDATE documents SET languages = NULL")  # as imported before m022
+    assert store.document(result.document_id).languages is None
+    assert read_missing_languages(store) == 1
+    assert store.document(result.document_id).languages == ("en",)
+    assert read_missing_languages(store) == 0
+
+
+def test_the_worker_reads_missing_languages_when_it_is_idle(store, settings, embedder):
+    notebook = store.create_notebook("old", embedder.name, embedder.dim)
+    import_file(store, notebook, "notes.txt", NOTES, settings=settings)
+    store.db.execute("UPDATE documents SET languages = NULL")
+    worker = ImportWorker(JobQueue(store), settings, lambda name: embedder).start()
+    try:
+        deadline = time.monotonic() + 30
+        while store.documents_without_languages(1) and time.monotonic() < deadline:
+            time.sleep(0.05)
+    finally:
+        worker.stop()
+    assert [d.languages for d in store.documents(notebook.id)] == [("en",)]

@@ -230,8 +230,24 @@ def test_keyword_rows_stored_before_get_their_passage_length_in_place(tmp_path, 
         "SELECT i % 3, 1, 't' || (9 - i), 1, 9 - i FROM range(9) t(i)"
     )
     order = db.execute("SELECT passage_id, term FROM passage_terms ORDER BY rowid").fetchall()
-    monkeypatch.setattr(migrations, "MIGRATIONS", MIGRATIONS)
+    monkeypatch.setattr(migrations, "MIGRATIONS", [m for m in MIGRATIONS if m.__name__ < "m022"])
     assert migrations.migrate(db) == ["m021_term_rows_carry_passage_length"]
     rows = db.execute("SELECT passage_id, term, n_terms FROM passage_terms ORDER BY rowid")
     assert [(p, t, n) for p, t, n in rows.fetchall()] == [(p, t, 10 + p) for p, t in order]
+    db.close()
+
+
+def test_documents_stored_before_have_no_languages_yet(tmp_path):
+    import knownote.store.migrations as migrations
+
+    db = duckdb.connect(str(tmp_path / "old.duckdb"))
+    migrations.migrate(db)
+    db.execute(
+        "INSERT INTO notebooks (id, name, embedding_model, embedding_dim) VALUES (1, 'n', 'm', 3)"
+    )
+    db.execute(
+        "INSERT INTO documents (id, notebook_id, title, filename, kind, sha256, text, n_chars, "
+        "n_pages) VALUES (1, 1, 't', 'f', 'text', 'h', 'x', 1, 0)"
+    )
+    assert db.execute("SELECT languages FROM documents").fetchall() == [(None,)]
     db.close()

@@ -1,0 +1,89 @@
+"""The languages a text is written in, as ISO 639-1 codes ("en", "zh", "ja" …).
+
+py3langid (BSD-3, a naive Bayes model over byte n-grams whose data ships inside the package)
+reads samples spread over the text, so a document in two languages (a Chinese paper with an
+English abstract and references, a bilingual contract) gets both, the main one first. A question
+is read whole. Text with too few letters (tables of figures, a code listing) has no language.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections import Counter
+
+SAMPLES = 16  # windows read across a document
+SAMPLE_CHARS = 600
+MIN_LETTERS = 40  # fewer in a window: no language read from it
+MIN_SHARE = 0.25  # a second language must hold this share of the windows read
+MIN_QUESTION_LETTERS = 8  # "DPR?" or "42" says nothing of a language
+# Dialects and scripts py3langid tells apart that are one language to a reader here.
+_SAME = {"wuu": "zh", "yue": "zh", "nn": "no", "arz": "ar", "ary": "ar", "uzs": "uz"}
+NO_LANGUAGE = "zxx"
+
+
+NAMES = {
+    "af": "Afrikaans", "ar": "Arabic", "be": "Belarusian", "bg": "Bulgarian", "bn": "Bengali",
+    "ca": "Catalan", "cs": "Czech", "cy": "Welsh", "da": "Danish", "de": "German",
+    "el": "Greek", "en": "English", "eo": "Esperanto", "es": "Spanish", "et": "Estonian",
+    "eu": "Basque", "fa": "Persian", "fi": "Finnish", "fr": "French", "ga": "Irish",
+    "gl": "Galician", "gu": "Gujarati", "he": "Hebrew", "hi": "Hindi", "hr": "Croatian",
+    "hu": "Hungarian", "hy": "Armenian", "id": "Indonesian", "is": "Icelandic",
+    "it": "Italian", "ja": "Japanese", "ka": "Georgian", "kk": "Kazakh", "km": "Khmer",
+    "kn": "Kannada", "ko": "Korean", "la": "Latin", "lt": "Lithuanian", "lv": "Latvian",
+    "mk": "Macedonian", "ml": "Malayalam", "mn": "Mongolian", "mr": "Marathi", "ms": "Malay",
+    "my": "Burmese", "ne": "Nepali", "nl": "Dutch", "no": "Norwegian", "pa": "Punjabi",
+    "pl": "Polish", "ps": "Pashto", "pt": "Portuguese", "ro": "Romanian", "ru": "Russian",
+    "si": "Sinhala", "sk": "Slovak", "sl": "Slovenian", "sq": "Albanian", "sr": "Serbian",
+    "sv": "Swedish", "sw": "Swahili", "ta": "Tamil", "te": "Telugu", "th": "Thai",
+    "tl": "Tagalog", "tr": "Turkish", "uk": "Ukrainian", "ur": "Urdu", "uz": "Uzbek",
+    "vi": "Vietnamese", "zh": "Chinese",
+}  # fmt: skip
+
+
+def language_name(code: str) -> str:
+    """ "Chinese" for "zh"; the code itself for a language without a name here."""
+    return NAMES.get(code, code)
+
+
+@functools.cache
+def _identifier():
+    from py3langid.langid import _get_identifier
+
+    identifier = _get_identifier()
+    # Two-letter codes, without Volapük (tables of figures and names read as it).
+    identifier.set_languages(
+        [c for c in identifier.labels if (len(c) == 2 and c != "vo") or c in _SAME]
+    )
+    return identifier
+
+
+def _letters(text: str) -> int:
+    return sum(ch.isalpha() for ch in text)
+
+
+def language_of(text: str) -> str | None:
+    """The language of a short text (a question); None when it has hardly any letters."""
+    if _letters(text) < MIN_QUESTION_LETTERS:
+        return None
+    code, _ = _identifier().classify(text)
+    code = _SAME.get(code, code)
+    return None if code == NO_LANGUAGE else code
+
+
+def document_languages(text: str) -> tuple[str, ...]:
+    """The languages of a document: the one most of it is in first, then any other that holds
+    at least MIN_SHARE of the samples; () when no sample has enough letters."""
+    if len(text) <= SAMPLES * SAMPLE_CHARS:
+        windows = [text[i : i + SAMPLE_CHARS] for i in range(0, len(text), SAMPLE_CHARS)]
+    else:
+        step = (len(text) - SAMPLE_CHARS) / (SAMPLES - 1)
+        windows = [text[round(i * step) : round(i * step) + SAMPLE_CHARS] for i in range(SAMPLES)]
+    read = Counter(
+        code
+        for window in windows
+        if _letters(window) >= MIN_LETTERS and (code := language_of(window)) is not None
+    )
+    total = sum(read.values())
+    return tuple(
+        code for i, (code, n) in enumerate(read.most_common()) if i == 0 or n >= MIN_SHARE * total
+    )

@@ -1,0 +1,64 @@
+"""The languages of documents and questions, read from samples of the text."""
+
+from __future__ import annotations
+
+import pytest
+
+from knownote.index.language import SAMPLE_CHARS, SAMPLES, document_languages, language_of
+from knownote.read.extract import extract
+from tests.conftest import corpus_file
+
+
+@pytest.mark.parametrize(
+    ("question", "language"),
+    [
+        ("Wann wurde der Eiffelturm fertiggestellt?", "de"),
+        ("¿Qué produce la fotosíntesis en las plantas?", "es"),
+        ("Через сколько стран течёт Нил?", "ru"),
+        ("尼罗河流入哪个海？", "zh"),
+        ("ノルマン人はどこに定住しましたか？", "ja"),
+        ("노르만인은 어디에 정착했나요?", "ko"),
+        ("How are questions and passages encoded?", "en"),
+    ],
+)
+def test_a_question_is_read_in_its_language(question, language):
+    assert language_of(question) == language
+
+
+@pytest.mark.parametrize("question", ["DPR?", "42", "", "   "])
+def test_a_question_of_a_few_letters_has_no_language(question):
+    assert language_of(question) is None
+
+
+@pytest.mark.parametrize(
+    ("name", "languages"),
+    [
+        ("docs/pdf/paper_dpr_2004.04906_2col.pdf", ("en",)),
+        ("docs/pdf/cjk_zh_textbook_credits.pdf", ("zh",)),
+        ("docs/pdf/cjk_ja_miyazawa_preface_vertical.pdf", ("ja",)),
+        ("docs/pdf/cjk_ko_card_terms_tables.pdf", ("ko",)),
+        ("docs/web_text/md_zh_distributed_training_notes.md", ("zh",)),
+        ("docs/office/epub_winter_sports.epub", ("en",)),
+    ],
+)
+def test_corpus_documents_are_read_in_their_language(name, languages):
+    path = corpus_file(name)
+    assert document_languages(extract(path.read_bytes(), path.name).text) == languages
+
+
+def test_a_document_in_two_languages_has_both_main_one_first():
+    german = "Die Normannen waren Nachkommen nordischer Seefahrer aus Skandinavien. "
+    english = "The Normans were descendants of Norse raiders who settled in northern France. "
+    text = german * 150 + english * 60
+    assert len(text) > SAMPLES * SAMPLE_CHARS
+    assert document_languages(text) == ("de", "en")
+
+
+def test_a_few_english_lines_in_a_chinese_text_are_not_a_second_language():
+    chinese = "诺曼人是定居在法国北部的北欧海盗的后裔，他们在十世纪建立了诺曼底公国。" * 200
+    assert document_languages(chinese + "Copyright 2020. All rights reserved.") == ("zh",)
+
+
+def test_figures_without_words_have_no_language():
+    assert document_languages("12 345 678\n" * 500) == ()
+    assert document_languages("") == ()
