@@ -341,14 +341,18 @@ def look_up(store: Store, scope: Scope) -> Lookup:
             "ORDER BY id",
             [scope.notebook_id],
         ).fetchall()
+        model = store.db.execute(
+            "SELECT embedding_model FROM notebooks WHERE id = ?", [scope.notebook_id]
+        ).fetchone()
     wanted = tuple(
         (i, terms_as, embedded_as)
         for i, enabled, terms_as, embedded_as in rows
         if enabled and (scope.document_ids is None or i in scope.document_ids)
     )
     documents = None if len(wanted) == len(rows) else [i for i, _, _ in wanted]
-    # How each document was indexed is part of the key: a re-indexed document changes the facts.
-    key = (scope.notebook_id, wanted)
+    # How each document was indexed is part of the key: a re-indexed document changes the facts,
+    # and so does a re-embedded notebook (knownote.pipeline.reembed).
+    key = (scope.notebook_id, model, wanted)
     with _facts_lock:
         kept = _facts.setdefault(store, OrderedDict())
         facts = kept.get(key)
@@ -357,7 +361,7 @@ def look_up(store: Store, scope: Scope) -> Lookup:
             while len(kept) > _FACTS_KEPT:
                 kept.popitem(last=False)
         kept.move_to_end(key)
-    notebook = (scope.notebook_id, tuple((i, t, e) for i, _, t, e in rows))
+    notebook = (scope.notebook_id, model, tuple((i, t, e) for i, _, t, e in rows))
     return Lookup(facts, documents, notebook)
 
 

@@ -18,7 +18,6 @@ import io
 import json
 import os
 import re
-import warnings
 import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -34,6 +33,7 @@ from knownote.errors import DamagedArchive, DiskFull, FileTooLarge, KnowNoteErro
 from knownote.store.check import document_problems
 from knownote.store.db import (
     Store,
+    arrow_table,
     ensure_vectors_table,
     fill_term_lengths,
     sha256_hex,
@@ -153,14 +153,6 @@ def _has_table(db: duckdb.DuckDBPyConnection, name: str) -> bool:
     )
 
 
-def _arrow(result: duckdb.DuckDBPyConnection) -> pa.Table:
-    # DuckDB 2 renamed fetch_arrow_table() to to_arrow_table() (and warns of a copy we accept).
-    convert = getattr(result, "to_arrow_table", None) or result.fetch_arrow_table
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UserWarning)
-        return convert()
-
-
 def read_tables(db: duckdb.DuckDBPyConnection, notebook_id: int, dim: int) -> dict[str, pa.Table]:
     """The notebook's rows of every table in `TABLES`, in their fixed order."""
     out = {}
@@ -176,7 +168,7 @@ def read_tables(db: duckdb.DuckDBPyConnection, notebook_id: int, dim: int) -> di
             continue
         columns = f"* EXCLUDE ({table.derived})" if table.derived else "*"
         sql = f"SELECT {columns} FROM {physical} WHERE {table.scope} ORDER BY {table.order}"
-        out[table.name] = _arrow(db.execute(sql, [notebook_id] * sql.count("?")))
+        out[table.name] = arrow_table(db.execute(sql, [notebook_id] * sql.count("?")))
     return out
 
 

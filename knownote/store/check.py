@@ -35,6 +35,7 @@ REFERENCES = [
     ("note_passages", "note_id", "notes", "id"),
     ("note_supports", "note_id", "notes", "id"),
     ("headings", "document_id", "documents", "id"),
+    ("reembeds", "notebook_id", "notebooks", "id"),
 ]
 
 
@@ -73,6 +74,16 @@ def orphan_rows(db: duckdb.DuckDBPyConnection) -> dict[str, int]:
             (f"passages without a row in {table}", "SELECT count(*) FROM passages p JOIN "
              f"notebooks n ON n.id = p.notebook_id WHERE n.embedding_dim = {dim} AND p.id "
              f"NOT IN (SELECT passage_id FROM {table})")
+        )  # fmt: skip
+    staged = db.execute(
+        "SELECT table_name FROM information_schema.tables WHERE table_name LIKE "
+        "'staged_vectors_%' ORDER BY table_name"
+    ).fetchall()
+    for (table,) in staged:  # a re-embed's new vectors: of passages of a notebook re-embedded
+        checks.append(
+            (f"{table}.passage_id", f"SELECT count(*) FROM {table} s LEFT JOIN passages p ON "
+             "p.id = s.passage_id LEFT JOIN reembeds r ON r.notebook_id = p.notebook_id AND "
+             f"'staged_vectors_' || r.dim = '{table}' WHERE r.notebook_id IS NULL")
         )  # fmt: skip
     for name, sql in checks:
         (n,) = db.execute(sql).fetchone()

@@ -11,6 +11,7 @@ import errno
 import hashlib
 import os
 import threading
+import warnings
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -101,6 +102,15 @@ def fill_term_lengths(db: duckdb.DuckDBPyConnection, notebook_id: int) -> None:
         "AND passage_terms.n_terms IS NULL",
         [notebook_id],
     )
+
+
+def arrow_table(result: duckdb.DuckDBPyConnection) -> pa.Table:
+    """A query's rows as an Arrow table."""
+    # DuckDB 2 renamed fetch_arrow_table() to to_arrow_table() (and warns of a copy we accept).
+    convert = getattr(result, "to_arrow_table", None) or result.fetch_arrow_table
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        return convert()
 
 
 def vectors_table(dim: int) -> str:
@@ -716,6 +726,16 @@ class Store:
             [document_id],
         )
         db.execute("DELETE FROM passage_codes WHERE document_id = ?", [document_id])
+        staged = db.execute(  # a re-embed's new vectors (knownote.store.reembed)
+            "SELECT table_name FROM information_schema.tables "
+            "WHERE table_name LIKE 'staged_vectors_%'"
+        ).fetchall()
+        for (name,) in staged:
+            db.execute(
+                f"DELETE FROM {name} WHERE passage_id IN "
+                "(SELECT id FROM passages WHERE document_id = ?)",
+                [document_id],
+            )
         db.execute("DELETE FROM passages WHERE document_id = ?", [document_id])
         db.execute("DELETE FROM pages WHERE document_id = ?", [document_id])
         db.execute("DELETE FROM headings WHERE document_id = ?", [document_id])

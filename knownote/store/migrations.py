@@ -442,6 +442,21 @@ def m022_document_languages(db: duckdb.DuckDBPyConnection) -> None:
     db.execute("ALTER TABLE documents ADD COLUMN languages VARCHAR[]")
 
 
+def m023_reembeds(db: duckdb.DuckDBPyConnection) -> None:
+    # A notebook being re-embedded with another model (knownote.store.reembed): its new vectors
+    # wait in staged_vectors_<dim> (made on first use) until every passage has one.
+    db.execute(
+        """
+        CREATE TABLE reembeds (
+            notebook_id BIGINT PRIMARY KEY,
+            model VARCHAR NOT NULL,
+            dim INTEGER NOT NULL,
+            started_at TIMESTAMP NOT NULL DEFAULT current_timestamp
+        )
+        """
+    )
+
+
 MIGRATIONS: list[Migration] = [
     m001_documents_and_passages,
     m002_chats,
@@ -462,6 +477,7 @@ MIGRATIONS: list[Migration] = [
     m020_sorted_terms,
     m021_term_rows_carry_passage_length,
     m022_document_languages,
+    m023_reembeds,
 ]
 
 
