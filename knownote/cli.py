@@ -383,7 +383,8 @@ def cmd_reindex(args: argparse.Namespace, store: Store, settings: Settings) -> i
     )
 
     read_missing_languages(store)
-
+    if args.model:
+        return reembed(args, store)
     ids = [find_notebook(store, args.notebook).id] if args.notebook else notebooks_to_reindex(store)
     report = []
     for notebook_id in ids:
@@ -404,6 +405,34 @@ def cmd_reindex(args: argparse.Namespace, store: Store, settings: Settings) -> i
         print("Every document is indexed with its titles and sections already.")
     for row in report:
         print(f"{row['notebook']}: re-indexed {row['documents']} documents")
+    return 0
+
+
+def reembed(args: argparse.Namespace, store: Store) -> int:
+    """Give a notebook's passages to another embedding model, then make it the notebook's."""
+    from knownote.index.embedders import get_embedder
+    from knownote.pipeline.reembed import reembed_notebook
+
+    if not args.notebook:
+        raise KnowNoteError(
+            "Name the notebook to re-embed: knownote reindex NOTEBOOK --model NAME."
+        )
+    notebook = find_notebook(store, args.notebook)
+    embedder = get_embedder(args.model)
+    if embedder.name == notebook.embedding_model:
+        print(f"{notebook.name} uses {embedder.name} already.")
+        return 0
+
+    def progress(title: str, done: int, total: int) -> None:
+        sys.stderr.write(f"\r{notebook.name}: {done:,} of {total:,} passages re-embedded")
+        sys.stderr.flush()
+
+    documents = reembed_notebook(store, embedder, notebook.id, progress)
+    sys.stderr.write("\n")
+    if args.json:
+        emit_json({"notebook": notebook.name, "model": embedder.name, "documents": documents})
+    else:
+        print(f"{notebook.name}: re-embedded with {embedder.name} ({documents} documents)")
     return 0
 
 
@@ -638,6 +667,11 @@ def build_parser() -> argparse.ArgumentParser:
         "reindex", help="re-index old documents with titles, sections and stemming (foreground)"
     )
     p.add_argument("notebook", nargs="?", help="notebook name (or number); default: all")
+    p.add_argument(
+        "--model",
+        help="re-embed the notebook with this embedding model (e.g. multilingual-e5-small-int8); "
+        "its search uses its old model until every passage has a new vector",
+    )
     p.add_argument("--json", action="store_true")
     p.set_defaults(run=cmd_reindex)
 

@@ -52,3 +52,12 @@ def get_embedder(name: str | None = None) -> Embedder:
             else:
                 _cache[name] = SentenceTransformerEmbedder(name)
         return _cache[name]
+
+
+def describe_model(name: str) -> str:
+    """The model's name with what it reads, for people."""
+    if name == MULTILINGUAL:
+        return f"{name} (multilingual-e5-small: about a hundred languages, across languages)"
+    if name in PACKAGED or name == PACKAGED_INT8:
+        return f"{name} (English)"
+    return name

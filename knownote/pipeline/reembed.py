@@ -66,5 +66,6 @@ def reembed_notebook(
                 continue
             done += document.passages
             embedded += 1
-    report("", 1, 1)
+    total = sum(d.passages for d in store.documents(notebook_id))
+    report("", total, total)
     return embedded

@@ -17,7 +17,16 @@ from typing import TYPE_CHECKING, TypeVar
 from knownote.errors import KnowNoteError, NotFound
 from knownote.index.embed import Embedder
 from knownote.settings import Settings
-from knownote.store.jobs import CANCELLED, DUPLICATE, FAILED, IMPORTED, REINDEX, Job, JobQueue
+from knownote.store.jobs import (
+    CANCELLED,
+    DUPLICATE,
+    FAILED,
+    IMPORTED,
+    REEMBED,
+    REINDEX,
+    Job,
+    JobQueue,
+)
 
 if TYPE_CHECKING:
     from knownote.answer.prompts import Chat
@@ -81,12 +90,26 @@ class ImportWorker:
             self._thread.join(timeout)
 
     def queue_reindexing(self) -> None:
-        """A re-index job for every notebook with documents indexed the old way."""
+        """A re-index job for every notebook with documents indexed the old way, and a re-embed
+        job for every notebook whose re-embedding a stopped process left unfinished."""
         from knownote.pipeline.reindex import notebooks_to_reindex
+        from knownote.store.reembed import reembeds
 
         for notebook_id in notebooks_to_reindex(self.queue.store):
             self.queue.enqueue_reindex(notebook_id)
+        for reembed in reembeds(self.queue.store):
+            self.queue.enqueue_reembed(reembed.notebook_id, reembed.model)
         self.wake()
+
+    def queue_reembed(self, notebook_id: int, model: str) -> Job:
+        """Re-embed the notebook with `model` in the background (see knownote.pipeline.reembed);
+        its search uses its old model until every passage has a new vector."""
+        from knownote.store.reembed import start_reembed
+
+        start_reembed(self.queue.store, notebook_id, model, self.embedder(model).dim)
+        job = self.queue.enqueue_reembed(notebook_id, model)
+        self.wake()
+        return job
 
     def wake(self) -> None:
         """Look at the queue now (call after adding a job)."""
@@ -166,6 +189,9 @@ class ImportWorker:
         if job.kind == REINDEX:
             self._reindex(job)
             return
+        if job.kind == REEMBED:
+            self._reembed(job)
+            return
         from knownote.pipeline.ingest import import_file  # here: it loads the extraction libraries
 
         password = self._passwords.pop(job.id, None)
@@ -244,6 +270,42 @@ class ImportWorker:
             ),
         )
         if redone is None:
+            return
+        self.queue.finish(job.id, IMPORTED, passages=self.queue.job(job.id).total)
+        self._forget_if_notebook_gone(job)
+
+    def _reembed(self, job: Job) -> None:
+        """Give the notebook's passages to the model its re-embed names, document by document;
+        a cancel drops what was staged (the notebook keeps its model), a stop keeps it for the
+        next start."""
+        from knownote.pipeline.reembed import reembed_notebook
+        from knownote.store.reembed import cancel_reembed, reembed_of
+
+        reembed = reembed_of(self.queue.store, job.notebook_id)
+        if reembed is None:  # cancelled, or its notebook deleted, while the job waited
+            self.queue.finish(job.id, CANCELLED)
+            return
+
+        def progress(title: str, done: int, total: int) -> None:
+            if self._stop.is_set():
+                raise ImportStopped
+            if self.queue.report(job.id, title, "reembed", done, total):
+                raise ImportCancelled
+
+        try:
+            done = self._unless_stopped(
+                job,
+                lambda: reembed_notebook(
+                    self.queue.store, self.embedder(reembed.model), job.notebook_id, progress
+                ),
+            )
+        except NotFound as e:  # the notebook was deleted meanwhile
+            self.queue.finish(job.id, FAILED, error=str(e))
+            self._forget_if_notebook_gone(job)
+            return
+        if done is None:
+            if self.queue.job(job.id).status == CANCELLED:
+                cancel_reembed(self.queue.store, job.notebook_id)
             return
         self.queue.finish(job.id, IMPORTED, passages=self.queue.job(job.id).total)
         self._forget_if_notebook_gone(job)

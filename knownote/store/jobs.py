@@ -31,6 +31,10 @@ FINISHED = (IMPORTED, DUPLICATE, FAILED, CANCELLED)
 IMPORT = "import"
 REINDEX = "reindex"
 REINDEX_LABEL = "Re-indexing sources for titles and sections"
+# A notebook's passages given to another model (knownote.pipeline.reembed; the model waits in
+# `reembeds`); like a re-index, no file, progress in passages.
+REEMBED = "reembed"
+NOTEBOOK_JOBS = (REINDEX, REEMBED)
 
 
 @dataclass(frozen=True)
@@ -143,17 +147,25 @@ class JobQueue:
     def enqueue_reindex(self, notebook_id: int) -> Job:
         """Queue a re-index of the notebook's old documents, unless one is already unfinished
         (then that one is returned; an interrupted one is queued again)."""
+        return self._enqueue_notebook_job(notebook_id, REINDEX, REINDEX_LABEL)
+
+    def enqueue_reembed(self, notebook_id: int, model: str) -> Job:
+        """Queue the re-embedding of the notebook with `model` (recorded by
+        `knownote.store.reembed.start_reembed`), unless one is already unfinished."""
+        return self._enqueue_notebook_job(notebook_id, REEMBED, f"Re-embedding with {model}")
+
+    def _enqueue_notebook_job(self, notebook_id: int, kind: str, label: str) -> Job:
         with self.store.lock:
             row = self.store.db.execute(
                 "SELECT id FROM import_jobs WHERE notebook_id = ? AND kind = ? "
                 "AND status IN (?, ?, ?, ?) ORDER BY id LIMIT 1",
-                [notebook_id, REINDEX, *UNFINISHED],
+                [notebook_id, kind, *UNFINISHED],
             ).fetchone()
             if row is None:
                 (job_id,) = self.store.db.execute(
                     "INSERT INTO import_jobs (notebook_id, filename, sha256, size, passage_size, "
                     "kind) VALUES (?, ?, '', 0, 0, ?) RETURNING id",
-                    [notebook_id, REINDEX_LABEL, REINDEX],
+                    [notebook_id, label, kind],
                 ).fetchone()
             else:
                 job_id = row[0]

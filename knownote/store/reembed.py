@@ -63,6 +63,15 @@ def reembed_of(store: Store, notebook_id: int) -> Reembed | None:
     return Reembed(*row) if row else None
 
 
+def reembeds(store: Store) -> list[Reembed]:
+    """Every re-embed under way."""
+    with store.lock:
+        rows = store.db.execute(
+            "SELECT notebook_id, model, dim FROM reembeds ORDER BY notebook_id"
+        ).fetchall()
+    return [Reembed(*row) for row in rows]
+
+
 def start_reembed(store: Store, notebook_id: int, model: str, dim: int) -> Reembed:
     """Record the model the notebook is being re-embedded with. The same model again goes on
     from what was staged; another model starts over."""

@@ -22,8 +22,10 @@ from knownote.store.jobs import (
     FAILED,
     IMPORTED,
     INTERRUPTED,
+    NOTEBOOK_JOBS,
     PASSWORD,
     QUEUED,
+    REEMBED,
     REINDEX,
     RUNNING,
     Job,
@@ -102,7 +104,7 @@ def live_jobs(worker: ImportWorker, notebook_id: int) -> None:
 def live_row(worker: ImportWorker, job: Job) -> None:
     name = escape_markdown(job.filename)
     info, action = st.columns([6, 1], vertical_alignment="center")
-    if job.status == QUEUED and job.kind == REINDEX:
+    if job.status == QUEUED and job.kind in NOTEBOOK_JOBS:
         info.markdown(f"{name}: waiting; search works meanwhile")
         return
     if job.status == QUEUED:
@@ -129,8 +131,8 @@ def progress_of(job: Job) -> tuple[float, str]:
     stage = job.stage or ""
     if not stage:
         return 0.0, "starting"
-    if stage == "reindex":
-        # label: the source being redone; search uses the old index of the rest meanwhile.
+    if stage in NOTEBOOK_JOBS:
+        # label: the source being redone; search uses the old index (or model) meanwhile.
         where = f"; now {job.label}" if job.label else ""
         return (
             min(job.done / job.total, 1.0) if job.total else 0.0,
@@ -150,6 +152,9 @@ def job_outcome(worker: ImportWorker, job: Job) -> None:
     name = escape_markdown(job.filename)
     if job.kind == REINDEX:
         reindex_outcome(job)
+        return
+    if job.kind == REEMBED:
+        reembed_outcome(job)
         return
     if job.status == IMPORTED:
         pages = f"{count(job.pages, 'page')}, " if job.pages else ""
@@ -179,6 +184,18 @@ def reindex_outcome(job: Job) -> None:
         st.error(escape_markdown(f"Re-indexing stopped: {job.error}"))
     else:  # interrupted: queued again when the app starts
         st.markdown("Re-indexing was interrupted; it goes on when the app starts again")
+
+
+def reembed_outcome(job: Job) -> None:
+    model = escape_markdown(job.filename.removeprefix("Re-embedding with "))
+    if job.status == IMPORTED:
+        st.markdown(f"✓ Re-embedded {count(job.passages, 'passage')} with {model}")
+    elif job.status == CANCELLED:
+        st.markdown(f"✗ Re-embedding with {model} cancelled; the notebook keeps its model")
+    elif job.status == FAILED:
+        st.error(escape_markdown(f"Re-embedding stopped: {job.error}"))
+    else:  # interrupted: queued again when the app starts
+        st.markdown("Re-embedding was interrupted; it goes on when the app starts again")
 
 
 def interrupted_row(worker: ImportWorker, job: Job) -> None:

@@ -6,13 +6,15 @@ import streamlit as st
 
 from knownote.answer.servers import AnswerServers
 from knownote.errors import NotFound
+from knownote.index.embedders import describe_model
 from knownote.index.language import language_name
 from knownote.pipeline.reindex import is_stale
 from knownote.pipeline.worker import ImportWorker
 from knownote.read.sniff import SUPPORTED
-from knownote.settings import Settings
+from knownote.settings import MULTILINGUAL, Settings
 from knownote.show.excerpt import escape_markdown, text_with_page_markers
 from knownote.store.db import Document, Notebook, Store
+from knownote.store.reembed import reembed_of
 from knownote.ui.common import (
     ALREADY_DELETED,
     ask_before_deleting,
@@ -58,6 +60,7 @@ def sources_view(
         st.rerun()
 
     import_panel(worker, notebook)
+    model_row(store, notebook, settings, worker)
     documents = store.documents(notebook.id)
     if not documents:
         st.caption("No sources yet. Add PDFs, Word, PowerPoint, EPUB, HTML, Markdown or text.")
@@ -66,6 +69,30 @@ def sources_view(
     st.subheader(f"{count(len(documents), 'source')} · {enabled} used in answers", anchor=False)
     for document in find_and_sort(documents):
         document_row(store, document)
+
+
+def model_row(store: Store, notebook: Notebook, settings: Settings, worker: ImportWorker) -> None:
+    """The notebook's embedding model, and the offer to re-embed it with the default one."""
+    info, action = st.columns([6, 2], vertical_alignment="center")
+    info.caption(f"Meaning model: {describe_model(notebook.embedding_model)}.")
+    wanted = settings.embedding_model
+    under_way = reembed_of(store, notebook.id)
+    if under_way is not None:
+        info.caption(
+            f"Re-embedding with {escape_markdown(under_way.model)}: search uses "
+            f"{escape_markdown(notebook.embedding_model)} until every passage has a new vector."
+        )
+    elif notebook.embedding_model != wanted:
+        action.button(
+            "Re-embed with the multilingual model"
+            if wanted == MULTILINGUAL
+            else f"Re-embed with {wanted}",
+            key="reembed",
+            help=f"Give every passage to {describe_model(wanted)} in the background; search "
+            "goes on with the notebook's model until it is done.",
+            on_click=worker.queue_reembed,
+            args=(notebook.id, wanted),
+        )
 
 
 def find_and_sort(documents: list[Document]) -> list[Document]:

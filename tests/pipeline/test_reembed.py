@@ -116,3 +116,45 @@ def test_another_model_starts_over_and_deleting_the_notebook_leaves_nothing_stag
     assert staged_rows(store) == 0
     assert store.db.execute("SELECT count(*) FROM reembeds").fetchone() == (0,)
     assert_store_consistent(store, 500, 50)
+
+
+def test_the_worker_reembeds_in_the_background_and_a_cancel_keeps_the_old_model(
+    store, english_notebook, e5, embedder, settings, monkeypatch
+):
+    from knownote.pipeline.worker import ImportWorker
+    from knownote.store.jobs import CANCELLED, IMPORTED, JobQueue
+
+    models = {e5.name: e5, embedder.name: embedder}
+    worker = ImportWorker(JobQueue(store), settings, models.__getitem__)
+    job = worker.queue_reembed(english_notebook.id, e5.name)
+    report = worker.queue.report
+
+    def cancel_while_running(job_id, *progress):
+        worker.queue.cancel(job_id)  # the person presses Cancel
+        return report(job_id, *progress)
+
+    monkeypatch.setattr(worker.queue, "report", cancel_while_running)
+    worker.run_once()
+    monkeypatch.setattr(worker.queue, "report", report)
+    assert worker.queue.job(job.id).status == CANCELLED
+    assert store.notebook(english_notebook.id).embedding_model == embedder.name
+    assert reembed_of(store, english_notebook.id) is None and staged_rows(store) == 0
+    job = worker.queue_reembed(english_notebook.id, e5.name)
+    worker.run_once()
+    assert worker.queue.job(job.id).status == IMPORTED
+    assert worker.queue.job(job.id).passages == sum(
+        d.passages for d in store.documents(english_notebook.id)
+    )
+    assert store.notebook(english_notebook.id).embedding_model == e5.name
+
+
+def test_the_reindex_command_reembeds_a_named_notebook(
+    capsys, db_path, store, english_notebook, e5
+):
+    from knownote.cli import main
+
+    store.close()
+    assert main(["--db", str(db_path), "reindex", english_notebook.name, "--model", e5.name]) == 0
+    assert f"re-embedded with {e5.name} (2 documents)" in capsys.readouterr().out
+    assert main(["--db", str(db_path), "reindex", "--model", e5.name]) == 1
+    assert "Name the notebook to re-embed" in capsys.readouterr().err
