@@ -257,12 +257,7 @@ class ImportWorker:
             self._forget_if_notebook_gone(job)
             return
 
-        def progress(title: str, done: int, total: int) -> None:
-            if self._stop.is_set():
-                raise ImportStopped
-            if self.queue.report(job.id, title, "reindex", done, total):
-                raise ImportCancelled
-
+        progress = self._passages_progress(job, "reindex")
         redone = self._unless_stopped(
             job,
             lambda: reindex_notebook(
@@ -286,12 +281,7 @@ class ImportWorker:
             self.queue.finish(job.id, CANCELLED)
             return
 
-        def progress(title: str, done: int, total: int) -> None:
-            if self._stop.is_set():
-                raise ImportStopped
-            if self.queue.report(job.id, title, "reembed", done, total):
-                raise ImportCancelled
-
+        progress = self._passages_progress(job, "reembed")
         try:
             done = self._unless_stopped(
                 job,
@@ -309,6 +299,17 @@ class ImportWorker:
             return
         self.queue.finish(job.id, IMPORTED, passages=self.queue.job(job.id).total)
         self._forget_if_notebook_gone(job)
+
+    def _passages_progress(self, job: Job, stage: str) -> Callable[[str, int, int], None]:
+        """Reports a notebook job's passages done; raises to stop between documents."""
+
+        def progress(title: str, done: int, total: int) -> None:
+            if self._stop.is_set():
+                raise ImportStopped
+            if self.queue.report(job.id, title, stage, done, total):
+                raise ImportCancelled
+
+        return progress
 
     def _unless_stopped(self, job: Job, work: Callable[[], T]) -> T | None:
         """What `work` returns; None when the job was cancelled (it finishes as such) or the

@@ -118,9 +118,10 @@ def vectors_table(dim: int) -> str:
     return f"vectors_{int(dim)}"
 
 
-def ensure_vectors_table(db: duckdb.DuckDBPyConnection, dim: int) -> str:
-    """Create the vectors table of that dimension when missing; return its name."""
-    table = vectors_table(dim)
+def ensure_vectors_table(db: duckdb.DuckDBPyConnection, dim: int, prefix: str = "vectors") -> str:
+    """Create the vectors table of that dimension when missing; return its name. (A re-embed
+    stages its vectors in tables of another prefix: knownote.store.reembed.)"""
+    table = f"{prefix}_{int(dim)}"
     db.execute(
         f"CREATE TABLE IF NOT EXISTS {table} "
         f"(passage_id BIGINT PRIMARY KEY, embedding FLOAT[{int(dim)}] NOT NULL)"

@@ -29,17 +29,15 @@ class Reembed:
     dim: int
 
 
+STAGED = "staged_vectors"
+
+
 def staged_table(dim: int) -> str:
-    return f"staged_vectors_{int(dim)}"
+    return f"{STAGED}_{int(dim)}"
 
 
 def _ensure_staged(db: duckdb.DuckDBPyConnection, dim: int) -> str:
-    table = staged_table(dim)
-    db.execute(
-        f"CREATE TABLE IF NOT EXISTS {table} "
-        f"(passage_id BIGINT PRIMARY KEY, embedding FLOAT[{int(dim)}] NOT NULL)"
-    )
-    return table
+    return ensure_vectors_table(db, dim, STAGED)
 
 
 def _drop_staged(db: duckdb.DuckDBPyConnection, notebook_id: int, dim: int) -> None:

@@ -176,26 +176,33 @@ def job_outcome(worker: ImportWorker, job: Job) -> None:
 
 
 def reindex_outcome(job: Job) -> None:
-    if job.status == IMPORTED:
-        st.markdown(f"✓ Re-indexed {count(job.passages, 'passage')} for titles and sections")
-    elif job.status == CANCELLED:
-        st.markdown("✗ Re-indexing stopped; the rest is redone when the app starts again")
-    elif job.status == FAILED:
-        st.error(escape_markdown(f"Re-indexing stopped: {job.error}"))
-    else:  # interrupted: queued again when the app starts
-        st.markdown("Re-indexing was interrupted; it goes on when the app starts again")
+    notebook_job_outcome(
+        job,
+        done=f"✓ Re-indexed {count(job.passages, 'passage')} for titles and sections",
+        cancelled="✗ Re-indexing stopped; the rest is redone when the app starts again",
+        what="Re-indexing",
+    )
 
 
 def reembed_outcome(job: Job) -> None:
     model = escape_markdown(job.filename.removeprefix("Re-embedding with "))
+    notebook_job_outcome(
+        job,
+        done=f"✓ Re-embedded {count(job.passages, 'passage')} with {model}",
+        cancelled=f"✗ Re-embedding with {model} cancelled; the notebook keeps its model",
+        what="Re-embedding",
+    )
+
+
+def notebook_job_outcome(job: Job, *, done: str, cancelled: str, what: str) -> None:
     if job.status == IMPORTED:
-        st.markdown(f"✓ Re-embedded {count(job.passages, 'passage')} with {model}")
+        st.markdown(done)
     elif job.status == CANCELLED:
-        st.markdown(f"✗ Re-embedding with {model} cancelled; the notebook keeps its model")
+        st.markdown(cancelled)
     elif job.status == FAILED:
-        st.error(escape_markdown(f"Re-embedding stopped: {job.error}"))
+        st.error(escape_markdown(f"{what} stopped: {job.error}"))
     else:  # interrupted: queued again when the app starts
-        st.markdown("Re-embedding was interrupted; it goes on when the app starts again")
+        st.markdown(f"{what} was interrupted; it goes on when the app starts again")
 
 
 def interrupted_row(worker: ImportWorker, job: Job) -> None:
