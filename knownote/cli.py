@@ -323,14 +323,14 @@ def cmd_eval(args: argparse.Namespace, store: Store | None, settings: Settings) 
     from knownote.index.context import BEFORE, CURRENT
     from knownote.index.embedders import get_embedder
     from knownote.measure.retrieval import evaluate, load_squad, stderr_progress
-    from knownote.search.retrieve import BEFORE_TUNING, MODES, TUNED
+    from knownote.search.retrieve import BEFORE_TUNING, MODES
 
     dataset = load_squad(args.dataset, args.max_questions, skip=args.skip, article=args.article)
     modes = MODES if args.mode == "all" else (args.mode,)
     recipes = (
-        {"before": (BEFORE, BEFORE_TUNING), "after": (CURRENT, TUNED)}
+        {"before": (BEFORE, BEFORE_TUNING), "after": (CURRENT, None)}
         if args.compare
-        else {"": (CURRENT, TUNED)}
+        else {"": (CURRENT, None)}
     )
     reports = {
         name: evaluate(

@@ -20,7 +20,7 @@ from knownote.errors import KnowNoteError
 from knownote.index.context import CURRENT, IndexRecipe, embedding_texts, index_passages
 from knownote.index.embed import Embedder
 from knownote.index.split import split
-from knownote.search.retrieve import MODES, TUNED, Scope, Tuning, rank
+from knownote.search.retrieve import MODES, Scope, Tuning, rank
 from knownote.store.db import Store, sha256_hex
 
 CUTOFFS = (1, 5, 10)
@@ -227,62 +227,106 @@ def evaluate(
     size: int = 500,
     overlap: int = 50,
     recipe: IndexRecipe = CURRENT,
-    tuning: Tuning = TUNED,
+    tuning: Tuning | None = None,
 ) -> Report:
     """Import the contexts into a scratch database and score every question in every mode.
 
-    `recipe` says how the passages are indexed and `tuning` how they are searched
-    (`context.BEFORE` and `retrieve.BEFORE_TUNING` are the ways before titles, sections and
-    stemming).
+    `recipe` says how the passages are indexed and `tuning` how they are searched (None: the
+    weights chosen for the embedding model; `context.BEFORE` and `retrieve.BEFORE_TUNING` are the
+    ways before titles, sections and stemming).
     """
     for mode in modes:
         if mode not in MODES:
             raise KnowNoteError(f"Unknown search mode “{mode}”; use one of {', '.join(MODES)}.")
-    say = progress or (lambda _: None)
-    with tempfile.TemporaryDirectory(prefix="knownote-eval-") as folder:
-        store = Store.open(Path(folder) / "eval.duckdb")
+    with ScratchIndex(dataset, embedder, progress, size, overlap, recipe) as index:
+        results = {mode: index.score(mode, k, tuning) for mode in modes}
+        return Report(results, index.passages, len(dataset.questions), dataset.skipped, k)
+
+
+class ScratchIndex:
+    """The contexts of a question set imported into a scratch database, to be searched in any
+    mode with any weights (`benchmarks/fusion.py` scores many weights on one index)."""
+
+    def __init__(
+        self,
+        dataset: Dataset,
+        embedder: Embedder,
+        progress: Progress | None = None,
+        size: int = 500,
+        overlap: int = 50,
+        recipe: IndexRecipe = CURRENT,
+    ) -> None:
+        self.dataset, self.embedder = dataset, embedder
+        self.say = progress or (lambda _: None)
+        self.size, self.overlap, self.recipe = size, overlap, recipe
+        self._vectors: list | None = None
+
+    def __enter__(self) -> ScratchIndex:
+        self._folder = tempfile.TemporaryDirectory(prefix="knownote-eval-")
+        self.store = Store.open(Path(self._folder.name) / "eval.duckdb")
         try:
-            notebook = store.create_notebook("eval", embedder.name, embedder.dim)
-            document_ids: list[int | None] = []
-            seen: dict[str, int] = {}
-            for i, context in enumerate(dataset.contexts):
-                if context.text in seen:  # the same context twice is one document
-                    document_ids.append(seen[context.text])
-                    continue
-                document_id = import_text(
-                    store, notebook.id, embedder, context.title, context.text, size, overlap, recipe
-                )
-                seen[context.text] = document_id
-                document_ids.append(document_id)
-                if (i + 1) % 25 == 0 or i + 1 == len(dataset.contexts):
-                    say(f"imported {i + 1}/{len(dataset.contexts)} contexts")
-            spans = {
-                p.id: (p.document_id, p.start, p.end)
-                for d in set(document_ids)
-                for p in store.passages(d)
-            }
-            scope = Scope(notebook.id)
-            cutoffs = tuple(c for c in CUTOFFS if c <= k) or (k,)
-            vectors = [None] * len(dataset.questions)
-            if any(mode != "keyword" for mode in modes):
-                for j, q in enumerate(dataset.questions):
-                    vectors[j] = embedder.embed_query(q.text)
-                    if (j + 1) % 100 == 0 or j + 1 == len(dataset.questions):
-                        say(f"embedded {j + 1}/{len(dataset.questions)} questions")
-            results: dict[str, dict[str, float]] = {}
-            for mode in modes:
-                found_at: list[int | None] = []
-                for j, q in enumerate(dataset.questions):
-                    ranked = rank(store, embedder, scope, q.text, k, mode, vectors[j], tuning)
-                    found_at.append(
-                        _first_hit(ranked, spans, document_ids[q.context], q.start, q.end)
-                    )
-                    if (j + 1) % 100 == 0 or j + 1 == len(dataset.questions):
-                        say(f"{mode}: {j + 1}/{len(dataset.questions)} questions")
-                results[mode] = _metrics(found_at, cutoffs, k)
-            return Report(results, len(spans), len(dataset.questions), dataset.skipped, k)
-        finally:
-            store.close()
+            self._import()
+        except BaseException:
+            self.__exit__()
+            raise
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.store.close()
+        self._folder.cleanup()
+
+    def _import(self) -> None:
+        notebook = self.store.create_notebook("eval", self.embedder.name, self.embedder.dim)
+        self.document_ids: list[int | None] = []
+        seen: dict[str, int] = {}
+        contexts = self.dataset.contexts
+        for i, context in enumerate(contexts):
+            if context.text in seen:  # the same context twice is one document
+                self.document_ids.append(seen[context.text])
+                continue
+            document_id = import_text(
+                self.store, notebook.id, self.embedder, context.title, context.text,
+                self.size, self.overlap, self.recipe,
+            )  # fmt: skip
+            seen[context.text] = document_id
+            self.document_ids.append(document_id)
+            if (i + 1) % 25 == 0 or i + 1 == len(contexts):
+                self.say(f"imported {i + 1}/{len(contexts)} contexts")
+        self.spans = {
+            p.id: (p.document_id, p.start, p.end)
+            for d in set(self.document_ids)
+            for p in self.store.passages(d)
+        }
+        self.passages = len(self.spans)
+        self.scope = Scope(notebook.id)
+
+    def vectors(self) -> list:
+        """The questions' vectors, embedded once."""
+        if self._vectors is None:
+            questions = self.dataset.questions
+            self._vectors = []
+            for j, q in enumerate(questions):
+                self._vectors.append(self.embedder.embed_query(q.text))
+                if (j + 1) % 100 == 0 or j + 1 == len(questions):
+                    self.say(f"embedded {j + 1}/{len(questions)} questions")
+        return self._vectors
+
+    def score(self, mode: str, k: int = 10, tuning: Tuning | None = None) -> dict[str, float]:
+        """Recall at each cutoff up to `k` and MRR@k of every question in `mode`."""
+        questions = self.dataset.questions
+        vectors = self.vectors() if mode != "keyword" else [None] * len(questions)
+        found_at: list[int | None] = []
+        for j, q in enumerate(questions):
+            ranked = rank(
+                self.store, self.embedder, self.scope, q.text, k, mode, vectors[j], tuning
+            )
+            found_at.append(
+                _first_hit(ranked, self.spans, self.document_ids[q.context], q.start, q.end)
+            )
+            if (j + 1) % 100 == 0 or j + 1 == len(questions):
+                self.say(f"{mode}: {j + 1}/{len(questions)} questions")
+        cutoffs = tuple(c for c in CUTOFFS if c <= k) or (k,)
+        return _metrics(found_at, cutoffs, k)
 
 
 def _first_hit(

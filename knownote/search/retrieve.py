@@ -70,6 +70,15 @@ class Tuning:
 
 
 TUNED = Tuning()
+# The weights of notebooks embedded with another model than the packaged English one.
+TUNINGS: dict[str, Tuning] = {}
+
+
+def tuned_for(model: str) -> Tuning:
+    """The weights chosen for notebooks embedded with `model`."""
+    return TUNINGS.get(model, TUNED)
+
+
 # The search before titles, sections and stemming (what `knownote eval --compare` shows first).
 BEFORE_TUNING = Tuning(
     k1=1.2, b=0.75, dense_weight=1.0, dense_weight_cjk=1.0, dense_floor=2.0, b_cjk=0.75
@@ -159,9 +168,11 @@ def rank(
     k: int,
     mode: str,
     vector: np.ndarray | None = None,
-    tuning: Tuning = TUNED,
+    tuning: Tuning | None = None,
 ) -> list[tuple[int, float]]:
-    """(passage id, score) pairs for the top `k`, best first. Pass `vector` if already known."""
+    """(passage id, score) pairs for the top `k`, best first. Pass `vector` if already known;
+    `tuning` None: the weights chosen for the embedding model (`tuned_for`)."""
+    tuning = tuning or tuned_for(embedder.name)
     if mode == "keyword":
         return keyword_scores(store, scope, query, k, tuning)
     if vector is None:
