@@ -530,7 +530,7 @@ def cmd_eval_answers(args: argparse.Namespace, store: Store | None, settings: Se
 def cmd_eval_support(args: argparse.Namespace, store: Store | None, settings: Settings) -> int:
     from knownote.index.embedders import get_embedder
     from knownote.measure.retrieval import stderr_progress
-    from knownote.measure.support import evaluate_support, load_support_set
+    from knownote.measure.support import evaluate_support, load_answers, load_support_set
 
     dataset = load_support_set(args.dataset, args.max_questions, args.skip)
     report = evaluate_support(
@@ -540,6 +540,7 @@ def cmd_eval_support(args: argparse.Namespace, store: Store | None, settings: Se
         size=settings.passage_size,
         overlap=settings.passage_overlap,
         progress=stderr_progress,
+        answers=load_answers(args.answers_from) if args.answers_from else None,
     )
     if args.json:
         emit_json(report.as_dict())
@@ -711,6 +712,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-questions", type=int, help="only the first N questions")
     p.add_argument(
         "--skip", type=int, default=0, help="leave out the first N questions (a held-out part)"
+    )
+    p.add_argument(
+        "--answers-from",
+        type=Path,
+        metavar="PARALLEL.json",
+        help="write each answer sentence from this set's question and answer of the same id "
+        "(another language than the contexts: support across languages)",
     )
     p.add_argument("--json", action="store_true")
     p.set_defaults(run=cmd_eval_support, needs_store=False)

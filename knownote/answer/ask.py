@@ -144,7 +144,7 @@ def ask(
     hits = found.hits
     # The question is saved before the answer starts, so a crash mid-answer keeps it.
     chat_id, _ = chats.add_question(store, notebook_id, chat_id, question)
-    record = Turn(store, chat_id, question, on_token, found.queries, found.note)
+    record = Turn(store, chat_id, question, on_token, found.queries, found.note, embedder)
     if not hits:
         return record.save(NO_PASSAGES, (), model=None, extractive=False, notice=None)
     passages = sources_from_hits(hits)
@@ -219,6 +219,7 @@ class Turn:
     on_token: TokenCallback | None
     searched: tuple[str, ...] = ()
     search_note: str | None = None  # the search fell back to keywords
+    embedder: Embedder | None = None  # matches answer sentences by meaning (other languages)
 
     def save_model_text(
         self,
@@ -255,7 +256,7 @@ class Turn:
         incomplete: bool = False,
     ) -> Answer:
         text, _, dropped = normalize_marks(raw, len(passages))
-        supports = support_spans(text, passages)
+        supports = support_spans(text, passages, self.embedder)
         message_id = chats.add_answer(
             self.store,
             self.chat_id,

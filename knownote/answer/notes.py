@@ -29,6 +29,7 @@ from knownote.answer.chats import (
 from knownote.answer.cite import Answer, SourcePassage, Support, normalize_marks
 from knownote.answer.support import support_spans
 from knownote.errors import KnowNoteError, NotFound
+from knownote.index.embed import Embedder
 from knownote.store.db import Store
 
 NOTE_KIND = "note"
@@ -98,9 +99,12 @@ def write(store: Store, notebook_id: int, title: str, body: str) -> int:
     return note_id
 
 
-def edit(store: Store, note_id: int, title: str, body: str) -> None:
+def edit(
+    store: Store, note_id: int, title: str, body: str, embedder: Embedder | None = None
+) -> None:
     """Change a note's title and text. For a note from an answer, the passages it cites and the
-    support of each sentence follow the new text."""
+    support of each sentence follow the new text (matched by meaning too with the notebook's
+    `embedder`)."""
     title, body = _checked(title, body)
     note = get(store, note_id)
     passages: tuple[SourcePassage, ...] = ()
@@ -108,7 +112,7 @@ def edit(store: Store, note_id: int, title: str, body: str) -> None:
     if note.from_answer:
         body, cited, _ = normalize_marks(body, len(note.passages))
         passages = tuple(replace(p, cited=p.n in cited, stale=False) for p in note.passages)
-        supports = support_spans(body, passages)
+        supports = support_spans(body, passages, embedder)
     with store.transaction() as db:
         db.execute(
             "UPDATE notes SET title = ?, body = ?, updated_at = current_timestamp WHERE id = ?",

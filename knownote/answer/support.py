@@ -25,9 +25,15 @@ from dataclasses import dataclass
 import numpy as np
 
 from knownote.answer.cite import MARK, SourcePassage, Support, strip_marks
+from knownote.index.embed import Embedder
 from knownote.index.tokenize import tokenize
+from knownote.settings import MULTILINGUAL
 
 WEAK_SCORE = 0.20  # best support under this is flagged; tuned with `knownote eval-support`
+# The cosine of an answer sentence's vector and a span's, per embedding model, above which they
+# say the same thing (matched by meaning, where words do not match): tuned with
+# `knownote eval-support --answers-from`. A model not named here matches by words only.
+CLOSE_MEANING = {MULTILINGUAL: 0.80}
 MISSING_NUMBER = 0.6  # factor per number of the sentence that the span lacks
 MISSING_NAME = 0.85  # factor per capitalised name of the sentence that the span lacks
 PRECISION_WEIGHT = 0.15  # a little preference for spans that hold little else
@@ -305,24 +311,74 @@ class Scorer:
         return i, float(score[i])
 
 
-def support_spans(text: str, passages: Sequence[SourcePassage]) -> tuple[Support, ...]:
+class MeaningScorer:
+    """Matches a sentence to the span whose meaning is closest, by the cosine of their vectors
+    from a model that reads across languages: where the words of an answer and its passages
+    cannot match (a Chinese answer over English passages), the meaning still can."""
+
+    def __init__(self, spans: Sequence[_Candidate], embedder: Embedder, close: float) -> None:
+        self.spans = list(spans)
+        self.embedder = embedder
+        self.close = close
+        self.passage = np.array([c.n for c in self.spans])
+        self._vectors: np.ndarray | None = None
+
+    def best(self, sentence: str, allowed: set[int] | None = None) -> tuple[int, float] | None:
+        """(index into spans, cosine) of the closest span among passages `allowed`."""
+        if not self.spans or not sentence.strip():
+            return None
+        if self._vectors is None:  # only answers whose words match nothing pay for this
+            self._vectors = self.embedder.embed_passages([c.text for c in self.spans])
+        scores = self._vectors @ self.embedder.embed_query(sentence)
+        if allowed is not None:
+            scores[~np.isin(self.passage, list(allowed))] = -2.0
+        i = int(np.argmax(scores))
+        return None if scores[i] < -1.0 else (i, float(scores[i]))
+
+
+def meaning_scorer(spans: Sequence[_Candidate], embedder: Embedder | None) -> MeaningScorer | None:
+    """A MeaningScorer for models whose closeness has been measured (CLOSE_MEANING), else None."""
+    close = CLOSE_MEANING.get(embedder.name) if embedder is not None else None
+    return MeaningScorer(spans, embedder, close) if close is not None else None
+
+
+def best_support(
+    scorer: Scorer, meaning: MeaningScorer | None, sentence: str, allowed: set[int] | None
+) -> tuple[int, float, bool] | None:
+    """(span, score, weak) of a sentence: by its words, or, when no span comes close by words,
+    by meaning (its score is then the cosine, weak below the model's CLOSE_MEANING)."""
+    found = scorer.best(sentence, allowed)
+    if found is not None and (found[1] >= WEAK_SCORE or meaning is None):
+        return found[0], found[1], found[1] < WEAK_SCORE
+    by_meaning = meaning.best(sentence, allowed) if meaning is not None else None
+    if by_meaning is None:
+        return None if found is None else (found[0], found[1], True)
+    return by_meaning[0], by_meaning[1], by_meaning[1] < meaning.close
+
+
+def support_spans(
+    text: str, passages: Sequence[SourcePassage], embedder: Embedder | None = None
+) -> tuple[Support, ...]:
     """The support of each sentence of an answer (`text` with canonical `[n]` marks).
 
     A sentence with marks is matched inside the passages it cites; one without marks inside all
-    `passages`, and its support is a suggestion. Sentences without keywords get none.
+    `passages`, and its support is a suggestion. Sentences without keywords get none. With the
+    notebook's `embedder`, a sentence no span matches by its words is matched by meaning.
     """
     if not text.strip() or not passages:
         return ()
     numbers = {p.n for p in passages}
-    scorer = Scorer(candidates(passages))
+    spans = candidates(passages)
+    scorer = Scorer(spans)
+    meaning = meaning_scorer(spans, embedder)
     out = []
     for i, (a, b) in enumerate(sentence_spans(text)):
         sentence = text[a:b]
         cited = {int(m.group(1)) for m in MARK.finditer(sentence)} & numbers
-        found = scorer.best(strip_marks(sentence), cited or None)
+        found = best_support(scorer, meaning, strip_marks(sentence), cited or None)
         if found is None:
             continue
-        span, score = found
+        span, score, weak = found
         c = scorer.spans[span]
         out.append(
             Support(
@@ -336,7 +392,7 @@ def support_spans(text: str, passages: Sequence[SourcePassage]) -> tuple[Support
                 text=c.text,
                 score=round(score, 4),
                 suggested=not cited,
-                weak=score < WEAK_SCORE,
+                weak=weak,
             )
         )
     return tuple(out)

@@ -26,7 +26,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from knownote.answer.cite import sources_from_hits
-from knownote.answer.support import WEAK_SCORE, Scorer, candidates, sentence_spans
+from knownote.answer.support import (
+    WEAK_SCORE,
+    Scorer,
+    best_support,
+    candidates,
+    meaning_scorer,
+    sentence_spans,
+)
 from knownote.index.embed import Embedder
 from knownote.measure.retrieval import DatasetError, Progress, _clean_context, import_text, reanchor
 from knownote.search.retrieve import search
@@ -42,6 +49,7 @@ class SupportQuestion:
     context: int
     evidence: tuple[tuple[int, int], ...]  # [start, end) in the context text
     unambiguous: bool = True  # annotated evidence, or an answer occurring once, not in a title
+    id: str = ""  # the set's question id (parallel sets share them)
 
 
 @dataclass(frozen=True)
@@ -136,7 +144,12 @@ def load_support_set(path: Path, max_questions: int | None = None, skip: int = 0
                 once = bool(evidences) or (text.count(answer) == 1 and start >= body)
                 kept.append(
                     SupportQuestion(
-                        qa["question"].strip(), answer, len(contexts), tuple(spans), once
+                        qa["question"].strip(),
+                        answer,
+                        len(contexts),
+                        tuple(spans),
+                        once,
+                        str(qa.get("id", "")),
                     )
                 )
             if kept:
@@ -145,6 +158,22 @@ def load_support_set(path: Path, max_questions: int | None = None, skip: int = 0
                 contexts.append(text)
                 titles.append(f"{number}:{article.get('title', '')}")
     return SupportSet(titles, contexts, questions, annotated, skipped)
+
+
+def load_answers(path: Path) -> dict[str, tuple[str, str]]:
+    """Each question id of a SQuAD-format set: (its question, its first answer), to write the
+    answer sentences of a parallel set in this set's language."""
+    try:
+        articles = json.loads(Path(path).read_text(encoding="utf-8"))["data"]
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        raise DatasetError(f"{path} is not a SQuAD-format question set: {e}") from e
+    return {
+        str(qa["id"]): (qa["question"].strip(), qa["answers"][0]["text"])
+        for article in articles
+        for paragraph in article.get("paragraphs", [])
+        for qa in paragraph.get("qas", [])
+        if qa.get("answers") and "id" in qa
+    }
 
 
 def answer_sentence(question: str, answer: str) -> str:
@@ -164,8 +193,27 @@ def evaluate_support(
     size: int = 500,
     overlap: int = 50,
     progress: Progress | None = None,
+    answers: dict[str, tuple[str, str]] | None = None,
 ) -> SupportReport:
-    """Import the contexts into a scratch database, then score every question's support span."""
+    """Import the contexts into a scratch database, then score every question's support span.
+
+    `answers` (from `load_answers`): the answer sentences are written from these, by question id,
+    in another language than the contexts; questions without one are left out.
+    """
+    if answers is not None:
+        kept = [q for q in dataset.questions if q.id in answers]
+        dataset = SupportSet(
+            dataset.titles, dataset.contexts, kept, dataset.annotated,
+            dataset.skipped + len(dataset.questions) - len(kept),
+        )  # fmt: skip
+
+    def sentence_of(q: SupportQuestion) -> str:
+        return (
+            answer_sentence(*answers[q.id])
+            if answers is not None
+            else (answer_sentence(q.text, q.answer))
+        )
+
     say = progress or (lambda _: None)
     n = len(dataset.questions)
     if not n:
@@ -184,14 +232,16 @@ def evaluate_support(
                     say(f"imported {i + 1}/{len(dataset.contexts)} contexts")
             supported: list[float] = []
             unrelated: list[float] = []
+            weak: dict[str, list[bool]] = {"supported": [], "unrelated": []}
             right = 0
             right_unambiguous = 0
             for j, q in enumerate(dataset.questions):
                 hits = search(store, embedder, notebook.id, q.text, k=k, mode=mode)
-                scorer = Scorer(candidates(sources_from_hits(hits, cited=True)))
-                found = scorer.best(answer_sentence(q.text, q.answer))
-                score = found[1] if found else 0.0
-                supported.append(score)
+                spans = candidates(sources_from_hits(hits, cited=True))
+                scorer, meaning = Scorer(spans), meaning_scorer(spans, embedder)
+                found = best_support(scorer, meaning, sentence_of(q), None)
+                supported.append(found[1] if found else 0.0)
+                weak["supported"].append(found[2] if found else True)
                 if found:
                     span = scorer.spans[found[0]]
                     own = ids[dataset.contexts[q.context]]
@@ -202,8 +252,9 @@ def evaluate_support(
                     right_unambiguous += hit and q.unambiguous
                 other = _unrelated(dataset, j)
                 if other is not None:
-                    found = scorer.best(answer_sentence(other.text, other.answer))
+                    found = best_support(scorer, meaning, sentence_of(other), None)
                     unrelated.append(found[1] if found else 0.0)
+                    weak["unrelated"].append(found[2] if found else True)
                 if (j + 1) % 100 == 0 or j + 1 == n:
                     say(f"{j + 1}/{n} questions")
         finally:
@@ -213,8 +264,8 @@ def evaluate_support(
         questions=n,
         annotated=dataset.annotated,
         accuracy_at_1=round(right / n, 4),
-        flag_rate_supported=round(_flagged(supported), 4),
-        flag_rate_unrelated=round(_flagged(unrelated), 4) if unrelated else None,
+        flag_rate_supported=round(_share(weak["supported"]), 4),
+        flag_rate_unrelated=round(_share(weak["unrelated"]), 4) if unrelated else None,
         weak_score=WEAK_SCORE,
         skipped=dataset.skipped,
         unambiguous=unambiguous,
@@ -223,8 +274,8 @@ def evaluate_support(
     )
 
 
-def _flagged(scores: Sequence[float]) -> float:
-    return sum(s < WEAK_SCORE for s in scores) / len(scores) if scores else 0.0
+def _share(flags: Sequence[bool]) -> float:
+    return sum(flags) / len(flags) if flags else 0.0
 
 
 def _unrelated(dataset: SupportSet, j: int) -> SupportQuestion | None:

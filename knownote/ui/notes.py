@@ -65,7 +65,7 @@ def download_notes(store: Store, notebook_id: int) -> None:
 def show_note(store: Store, note: Note, settings: Settings, worker: ImportWorker) -> None:
     editing = st.session_state.get("editing_note") == note.id
     if editing:
-        edit_form(store, note)
+        edit_form(store, note, worker)
     else:
         st.markdown(f"#### {escape_markdown(note.title)}")
         if note.from_answer:
@@ -96,7 +96,7 @@ def show_note(store: Store, note: Note, settings: Settings, worker: ImportWorker
     )
 
 
-def edit_form(store: Store, note: Note) -> None:
+def edit_form(store: Store, note: Note, worker: ImportWorker) -> None:
     with st.form(f"edit_note_form_{note.id}"):
         title = st.text_input("New title", value=note.title, key=f"note_title_{note.id}")
         help_ = NOTE_HELP
@@ -108,7 +108,8 @@ def edit_form(store: Store, note: Note) -> None:
         save, cancel, _ = st.columns([1, 1, 4])
         if save.form_submit_button("Save changes"):
             try:
-                notes.edit(store, note.id, title, body)
+                embedder = worker.embedder(store.notebook(note.notebook_id).embedding_model)
+                notes.edit(store, note.id, title, body, embedder)
             except KnowNoteError as e:
                 st.error(str(e))
                 return

@@ -159,3 +159,38 @@ def test_a_span_leans_on_the_sentence_before_it_for_context():
     text = "大阪府の辻元清美候補者が立った。選挙結果は落選。党は新しい綱領を定めた。"
     [support] = support_spans("大阪府の辻元清美候補者の選挙結果は落選。[1]", one_passage(text))
     assert support.text == "選挙結果は落選。"
+
+
+ENGLISH_ONLY = passages((0, HALF), cited=(1,))
+
+
+@pytest.mark.parametrize(
+    ("answer", "leans_on"),
+    [
+        ("这种效果是由被遮挡的地平线造成的视错觉。[1]", "The effect is an optical illusion"),
+        ("Die Landvermesser fanden 1998 in Schottland ein Gefälle von 1 zu 86. [1]", "Surveyors"),
+        ("Автомобиль без передачи как будто катится в гору. [1]", "A car left out of gear"),
+    ],
+)
+def test_an_answer_in_another_language_leans_on_the_sentence_it_restates(answer, leans_on):
+    from knownote.index.embedders import get_embedder
+
+    (support,) = support_spans(answer, ENGLISH_ONLY, get_embedder("multilingual-e5-small-int8"))
+    assert support.text.startswith(leans_on) and not support.weak
+    assert DOCUMENT[support.start : support.end] == support.text
+
+
+def test_a_made_up_claim_in_another_language_is_flagged_by_meaning_too():
+    from knownote.index.embedders import get_embedder
+
+    claim = "月球是由奶酪做成的，宇航员在1969年吃掉了一半。[1]"
+    (support,) = support_spans(claim, ENGLISH_ONLY, get_embedder("multilingual-e5-small-int8"))
+    assert support.weak
+
+
+def test_without_a_model_that_reads_across_languages_words_alone_decide(embedder):
+    # The suite's English model has no measured closeness: support stays by words, flagged.
+    (support,) = support_spans(
+        "这种效果是由被遮挡的地平线造成的视错觉。[1]", ENGLISH_ONLY, embedder
+    )
+    assert support.weak
