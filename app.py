@@ -259,8 +259,18 @@ def settings_sidebar() -> tuple[Settings, str]:
             help="A sentence-transformers model name or folder, or a model on a server: "
             "ollama:NAME or openai:NAME. Each notebook keeps the model it was created with.",
         )
+        translate = st.toggle(
+            "Also search translated questions",
+            value=BASE.translate_questions,
+            key="translate_questions",
+            help="With an answer model: a question is also searched translated into the other "
+            "languages of the notebook's sources (shown under the answer).",
+        )
     settings = BASE.with_(
-        k=int(k), passage_size=int(size), embedding_model=model.strip() or BASE.embedding_model
+        k=int(k),
+        passage_size=int(size),
+        embedding_model=model.strip() or BASE.embedding_model,
+        translate_questions=translate,
     )
     return settings, mode
 

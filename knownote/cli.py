@@ -230,7 +230,8 @@ def cmd_ask(args: argparse.Namespace, store: Store, settings: Settings) -> int:
                 where = ", ".join(part for part in (p.title, p.pages, p.chars) if part)
                 print(f"[{p.n}] {where}")
     if len(result.searched) > 1:
-        print(f"knownote: searched for “{result.searched[1]}” and the question", file=sys.stderr)
+        also = ", ".join(f"“{query}”" for query in result.searched[1:])
+        print(f"knownote: searched for {also} and the question", file=sys.stderr)
     if result.notice:
         print(f"knownote: {result.notice}", file=sys.stderr)
     print(

@@ -148,6 +148,13 @@ class Settings:
         default=50, metadata={"help": "Characters shared by consecutive passages."}
     )
     k: int = field(default=8, metadata={"help": "Passages retrieved and shown to the model."})
+    translate_questions: bool = field(
+        default_factory=lambda: _choice_env("KNOWNOTE_TRANSLATE_QUESTIONS", "1", ("0", "1")) == "1",
+        metadata={
+            "help": "With an answer model, also search the question translated into the other "
+            "languages of the notebook's sources (env KNOWNOTE_TRANSLATE_QUESTIONS=0 or 1)."
+        },
+    )
     max_file_mb: int = field(
         default_factory=lambda: _int_env("KNOWNOTE_MAX_FILE_MB", 200),
         metadata={"help": "Largest file accepted for import, in MB (env KNOWNOTE_MAX_FILE_MB)."},

@@ -27,6 +27,7 @@ from knownote.answer.prompts import (
     fit_prompt,
     rewrite_query,
     standalone_query,
+    translate_question,
     without_thinking,
 )
 from knownote.answer.quotes import extractive_answer
@@ -34,6 +35,7 @@ from knownote.answer.repetition import RepetitionCut
 from knownote.answer.support import support_spans
 from knownote.errors import KnowNoteError, ModelError, StreamInterrupted
 from knownote.index.embed import Embedder
+from knownote.index.language import language_name, language_of
 from knownote.search.followup import queries_for, search_queries
 from knownote.search.retrieve import Hit
 from knownote.settings import Settings
@@ -132,14 +134,21 @@ def ask(
     if failure is not None:  # the model cannot answer now either: search as without one
         query = standalone_query(question, history, None, None)
     earlier = [t for turn in history[-HISTORY_TURNS:] for t in (turn.question, turn.text)]
+    queries = queries_for(question, query, earlier)
+    translations: list[str] = []
+    if settings.translate_questions and llm is not None and model and failure is None:
+        translations, _ = translate_question(
+            question, other_languages(store, notebook_id, question), llm, model
+        )  # a model failing here fails again below, and says so there
     found = search_queries(
         store,
         embedder,
         notebook_id,
-        queries_for(question, query, earlier),
+        queries,
         k=k,
         mode=mode,
         document_ids=document_ids,
+        translations=translations,
     )
     hits = found.hits
     # The question is saved before the answer starts, so a crash mid-answer keeps it.
@@ -159,13 +168,22 @@ def ask(
             return _written(record, llm, model, question, passages, history[-HISTORY_TURNS:])
         except ModelError as e:  # failed before saying anything: quote the sources instead
             notice = f"{e} {QUOTED_INSTEAD}"
-    text, cited = extractive_answer(embedder, found.queries[-1], hits, _document_texts(store, hits))
+    text, cited = extractive_answer(embedder, queries[-1], hits, _document_texts(store, hits))
     answer = record.save(
         text, _mark_cited(passages, cited), model=None, extractive=True, notice=notice
     )
     if on_token:
         on_token(answer.text)
     return answer
+
+
+def other_languages(store: Store, notebook_id: int, question: str) -> list[str]:
+    """The names of the notebook's source languages other than the question's ("English");
+    none when the question's language cannot be told."""
+    asked = language_of(question)
+    if asked is None:
+        return []
+    return [language_name(c) for c in store.notebook_languages(notebook_id) if c != asked]
 
 
 def _written(
@@ -267,7 +285,7 @@ class Turn:
             passages=passages,
             supports=supports,
             notice=notice,
-            searched=self.searched[1] if len(self.searched) > 1 else None,
+            searched=self.searched[1:],
         )
         if self.search_note:
             notice = " ".join(n for n in (self.search_note, notice) if n)

@@ -83,11 +83,11 @@ def add_answer(
     passages: Sequence[SourcePassage],
     supports: Sequence[Support] = (),
     notice: str | None = None,
-    searched: str | None = None,
+    searched: Sequence[str] = (),
 ) -> int:
     """Save an answer (its text as the model wrote it), why it fell short (`notice`, if it did),
-    the rewrite of the question searched beside it (`searched`), its passages and the support span
-    of each sentence in one transaction."""
+    what was searched beside the question (`searched`: a follow-up's rewrite, translations),
+    its passages and the support span of each sentence in one transaction."""
     with store.transaction() as db:
         if not db.execute("SELECT 1 FROM chats WHERE id = ?", [chat_id]).fetchone():
             raise NotFound(f"The chat {chat_id} was deleted while it was being answered.")
@@ -95,7 +95,8 @@ def add_answer(
             "INSERT INTO messages "
             "(chat_id, role, content, model, extractive, incomplete, notice, searched) "
             "VALUES (?, 'assistant', ?, ?, ?, ?, ?, ?) RETURNING id",
-            [chat_id, text, model, extractive, incomplete, notice, searched],
+            # One query a line (a query is one line): rows written before hold one query.
+            [chat_id, text, model, extractive, incomplete, notice, "\n".join(searched) or None],
         ).fetchone()
         insert_citations(db, "answer", message_id, passages, supports)
     return message_id
@@ -293,7 +294,7 @@ def load_chat(store: Store, chat_id: int) -> list[Answer]:
                 dropped_marks=dropped,
                 notice=notice,
                 supports=supports.get(message_id, ()),
-                searched=(question or "", rewrite) if rewrite else (),
+                searched=(question or "", *rewrite.split("\n")) if rewrite else (),
             )
         )
         question = None
@@ -385,6 +386,11 @@ def export_markdown(store: Store, chat_id: int, label: str = "") -> str:
     return "\n".join(out) + "\n"
 
 
+def searched_also(answer: Answer) -> str:
+    """“the rewrite”, “a translation” … : what was searched beside the question, escaped."""
+    return ", ".join(f"“{escape(query)}”" for query in answer.searched[1:])
+
+
 def answer_markdown(answer: Answer, heading: str, prefix: str) -> list[str]:
     """One answer as Markdown lines under a `##` heading, its footnotes labelled `prefix-n`."""
     label = {p.n: f"{prefix}-{p.n}" for p in answer.passages}
@@ -392,7 +398,7 @@ def answer_markdown(answer: Answer, heading: str, prefix: str) -> list[str]:
     if answer.notice:
         out += [f"*{answer.notice}*", ""]
     if len(answer.searched) > 1:
-        out += [f"*Searched for “{escape(answer.searched[1])}” and the question.*", ""]
+        out += [f"*Searched for {searched_also(answer)} and the question.*", ""]
     if answer.text:
         out.append(_footnote_marks(answer.text, label).strip())
         flags = _flags(answer)

@@ -30,6 +30,12 @@ the earlier turns only to make clear what the follow-up refers to (names, pronou
 subject left out). Keep the language of the follow-up. Reply with the query alone: no \
 explanation, no quotation marks."""
 
+TRANSLATE_PROMPT = """\
+Translate the user's question into {language} for a search of documents written in {language}. \
+Keep names, numbers and technical terms. Reply with the translation alone: no explanation, no \
+quotation marks."""
+MAX_TRANSLATIONS = 3  # languages a question is translated into at most
+
 HISTORY_TURNS = 3  # earlier turns shown to the model
 HISTORY_CHARS = 1500  # of each earlier answer
 
@@ -130,3 +136,26 @@ def rewrite_query(
     query = re.sub(r"^(standalone )?query:\s*", "", lines[0], flags=re.I) if lines else ""
     query = query.strip("\"'“”「」 ")
     return (query if 0 < len(query) <= 400 else question), None
+
+
+def translate_question(
+    question: str, languages: Sequence[str], llm: Chat, model: str
+) -> tuple[list[str], ModelError | None]:
+    """The question translated by the model into each of `languages` (names: "English"), in
+    order; what the model got wrong is left out. Returns the translations made before any
+    failure, and the failure."""
+    translations: list[str] = []
+    for language in languages[:MAX_TRANSLATIONS]:
+        messages = [
+            {"role": "system", "content": TRANSLATE_PROMPT.format(language=language)},
+            {"role": "user", "content": question},
+        ]
+        try:
+            reply = llm.complete(model, messages, num_ctx_for(messages, answer_tokens=256))
+        except ModelError as e:
+            return translations, e
+        lines = [line.strip() for line in without_thinking(reply).splitlines() if line.strip()]
+        text = lines[0].strip("\"'“”「」 ") if lines else ""
+        if 0 < len(text) <= 400 and " ".join(text.split()) != " ".join(question.split()):
+            translations.append(text)
+    return translations, None

@@ -19,6 +19,9 @@ from knownote.search.retrieve import Hit, search
 from knownote.store.db import Store
 
 RRF_K = 60  # the usual reciprocal-rank-fusion constant
+# How much a translation of the question counts in the fusion, against 1 for the question (and
+# a follow-up's rewrite): less, so that a poor translation cannot outvote the question itself.
+TRANSLATION_WEIGHT = 0.5
 # Words too common to show that a rewrite is about the same thing as the conversation.
 _COMMON = frozenset(
     [
@@ -106,14 +109,18 @@ def queries_for(question: str, rewrite: str | None, earlier: Sequence[str]) -> t
     return (question, rewrite)
 
 
-def fuse_hits(rankings: Sequence[Sequence[Hit]], k: int) -> list[Hit]:
-    """Reciprocal rank fusion; the first ranking (the question's) wins ties."""
+def fuse_hits(
+    rankings: Sequence[Sequence[Hit]], k: int, weights: Sequence[float] | None = None
+) -> list[Hit]:
+    """Reciprocal rank fusion, each ranking weighted (1 by default); the first ranking (the
+    question's) wins ties."""
     scores: dict[int, float] = {}
     first: dict[int, Hit] = {}
     order: dict[int, tuple[int, int]] = {}
     for q, hits in enumerate(rankings):
+        weight = 1.0 if weights is None else weights[q]
         for r, hit in enumerate(hits):
-            scores[hit.passage_id] = scores.get(hit.passage_id, 0.0) + 1.0 / (RRF_K + r + 1)
+            scores[hit.passage_id] = scores.get(hit.passage_id, 0.0) + weight / (RRF_K + r + 1)
             first.setdefault(hit.passage_id, hit)
             order.setdefault(hit.passage_id, (r, q))
     ranked = sorted(scores, key=lambda pid: (-scores[pid], order[pid]))
@@ -129,10 +136,14 @@ def search_queries(
     k: int,
     mode: str,
     document_ids: Sequence[int] | None,
+    translations: Sequence[str] = (),
 ) -> Searched:
-    """Search every query and fuse; keywords only, with a note, when the embedder is down."""
+    """Search every query (and translation of the question, weighted TRANSLATION_WEIGHT) and
+    fuse; keywords only, with a note, when the embedder is down."""
     note = None
     rankings = []
+    weights = [1.0] * len(queries) + [TRANSLATION_WEIGHT] * len(translations)
+    queries = (*queries, *translations)
     for query in queries:
         try:
             hits = search(store, embedder, notebook_id, query, k=k, mode=mode,
@@ -143,5 +154,5 @@ def search_queries(
             hits = search(store, embedder, notebook_id, query, k=k, mode=mode,
                           document_ids=document_ids)  # fmt: skip
         rankings.append(hits)
-    hits = rankings[0] if len(rankings) == 1 else fuse_hits(rankings, k)
+    hits = rankings[0] if len(rankings) == 1 else fuse_hits(rankings, k, weights)
     return Searched(hits, tuple(queries), note)

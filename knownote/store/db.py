@@ -366,6 +366,16 @@ class Store:
         )
         return [row[0] for row in rows]
 
+    def notebook_languages(self, notebook_id: int) -> list[str]:
+        """The languages of the notebook's sources used in answers, the most common first."""
+        rows = self._all(
+            "SELECT language, count(*) AS n FROM (SELECT unnest(languages) AS language FROM "
+            "documents WHERE notebook_id = ? AND enabled) GROUP BY language "
+            "ORDER BY n DESC, language",
+            [notebook_id],
+        )
+        return [row[0] for row in rows]
+
     def set_languages(self, document_id: int, languages: Sequence[str]) -> None:
         with self.transaction() as db:
             db.execute(

@@ -224,7 +224,8 @@ def show_answer(store: Store, answer: Answer, notebook_id: int | None = None) ->
             elif answer.notice and not answer.extractive:
                 st.caption(answer.notice)
             if len(answer.searched) > 1:
-                st.caption(f"Searched for: {escape_markdown(answer.searched[1])}, and the question")
+                also = ", ".join(escape_markdown(q) for q in answer.searched[1:])
+                st.caption(f"Searched for: {also}, and the question")
             if answer.dropped_marks:
                 st.caption(
                     f"The answer also cited {answer.dropped_marks} passage number(s) it was not "

@@ -465,3 +465,49 @@ def test_a_follow_up_with_a_missing_model_is_tried_once_then_quoted(
         assert len(server.chats()) == 1  # the rewrite failed; the answer was not tried again
     assert answer.extractive and "ollama pull llama3.2" in answer.notice
     assert answer.passages[0].document_id == docs["gravity"]
+
+
+# --- questions in another language than the sources ----------------------------------------
+
+
+def translating(messages):
+    """The stand-in model: translates when asked to, answers otherwise."""
+    if "Translate the user's question into English" in messages[0]["content"]:
+        return "Why does a car seem to roll uphill on a gravity hill?"
+    return "Weil der Horizont verdeckt ist [1]."
+
+
+def test_a_question_in_another_language_is_also_searched_translated(
+    store, embedder, notebook, settings, docs
+):
+    question = "Warum scheint ein Auto auf einem Schwerkrafthügel bergauf zu rollen?"
+    with OllamaStandIn(reply=translating) as server:
+        answer = ask_(
+            store, embedder, notebook, settings, question,
+            llm=OllamaChat(server.url, 10), model="llama3.2",
+        )  # fmt: skip
+        translate, _ = server.chats()
+    assert translate["messages"][1] == {"role": "user", "content": question}
+    translated = "Why does a car seem to roll uphill on a gravity hill?"
+    assert answer.searched == (question, translated)
+    # The suite's English model reads the German question poorly; the translation finds it.
+    assert docs["gravity"] in {p.document_id for p in answer.passages}
+    (saved,) = chats.load_chat(store, answer.chat_id)
+    assert saved.searched == (question, translated)
+    assert f"“{translated}”" in chats.export_markdown(store, answer.chat_id)
+
+
+def test_a_question_in_the_sources_language_or_with_translation_off_is_searched_as_asked(
+    store, embedder, notebook, settings, docs
+):
+    for text, current in (
+        ("Why does a car seem to roll uphill on a gravity hill?", settings),
+        ("Warum scheint ein Auto bergauf zu rollen?", settings.with_(translate_questions=False)),
+    ):
+        with OllamaStandIn(reply=translating) as server:
+            answer = ask_(
+                store, embedder, notebook, current, text,
+                llm=OllamaChat(server.url, 10), model="llama3.2",
+            )  # fmt: skip
+            assert len(server.chats()) == 1  # the answer only
+        assert answer.searched == (text,)

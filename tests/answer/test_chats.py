@@ -78,7 +78,7 @@ def test_the_rewrite_searched_beside_a_follow_up_is_kept_and_exported(store, not
         extractive=False,
         incomplete=False,
         passages=sources(store, document_id),
-        searched="Why does the gravity hill look uphill?",
+        searched=("Why does the gravity hill look uphill?",),
     )
     first, follow = chats.load_chat(store, chat_id)
     assert first.searched == ()
