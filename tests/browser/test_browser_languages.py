@@ -1,0 +1,87 @@
+"""In a real Chromium: a Chinese question about an English PDF, in a notebook of the multilingual
+model, is answered beside cards whose marks are exact slices of the English text.
+
+The answer model is tests/ollama_standin.py (no Ollama server can be installed where these tests
+run): asked to translate, it gives the question in English; asked to answer, it restates in
+Chinese a sentence of passage [1]. Screenshots go to test-output/ at the repository root.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from knownote.settings import MULTILINGUAL
+from knownote.store.db import Store
+from tests.browser.harness import Dialogs, chromium, shot, streamlit_server
+from tests.ollama_standin import OllamaStandIn
+
+pytestmark = pytest.mark.browser
+
+CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpus"
+PDF = CORPUS / "docs" / "pdf" / "paper_dpr_2004.04906_2col.pdf"
+IMPORT_TIMEOUT = 240_000  # ms: the first import may make the multilingual model's graph
+ANSWER_TIMEOUT = 120_000
+QUESTION = "密集段落检索如何对问题和段落进行编码？"
+TRANSLATED = "How does dense passage retrieval encode questions and passages?"
+ANSWER = "密集段落检索使用两个独立的BERT编码器，分别把问题和段落编码成向量。[1]"
+
+
+def reply(messages: list[dict]) -> str:
+    if "Translate the user's question into English" in messages[0]["content"]:
+        return TRANSLATED
+    return ANSWER
+
+
+def test_a_chinese_question_over_an_english_pdf_gets_exact_english_marks(tmp_path: Path):
+    from playwright.sync_api import expect
+
+    if not PDF.exists():
+        pytest.skip(f"needs the shared corpus ({PDF} is absent)")
+    with (
+        OllamaStandIn(reply=reply) as standin,
+        chromium() as browser,
+        streamlit_server(
+            tmp_path, OLLAMA_HOST=standin.url, KNOWNOTE_EMBEDDING_MODEL=MULTILINGUAL
+        ) as server,
+    ):
+        page = browser.new_page(viewport={"width": 1440, "height": 1000})
+        dialogs = Dialogs()
+        dialogs.watch(page)
+        page.goto(server.url)
+        page.get_by_text("Create a notebook in the sidebar to begin.").wait_for(timeout=60_000)
+        page.get_by_label("Name").fill("Papers")
+        page.get_by_role("button", name="Create notebook").click()
+        expect(page.get_by_role("heading", name="Papers")).to_be_visible(timeout=IMPORT_TIMEOUT)
+        uploader = page.locator('[data-testid="stFileUploaderDropzoneInput"]')
+        uploader.wait_for(state="attached", timeout=IMPORT_TIMEOUT)
+        uploader.set_input_files(str(PDF))
+        page.get_by_text("Last import").wait_for(timeout=IMPORT_TIMEOUT)
+        # The source's language and the notebook's model are shown.
+        expect(page.get_by_text("· English ·").first).to_be_visible(timeout=30_000)
+        expect(page.get_by_text(f"Meaning model: {MULTILINGUAL}")).to_be_visible()
+        shot(page, "languages-01-sources")
+
+        page.locator('[data-testid="stRadio"] label').filter(has_text="Chat").click()
+        box = page.get_by_placeholder("Ask a question about this notebook's sources")
+        box.fill(QUESTION)
+        box.press("Enter")
+        page.locator(".kn-card:visible").first.wait_for(timeout=ANSWER_TIMEOUT)
+        expect(page.get_by_text(f"Searched for: {TRANSLATED}, and the question")).to_be_visible()
+        marks = page.locator(".kn-card mark.kn-span").evaluate_all(
+            "marks => marks.map(m => [m.closest('.kn-card').dataset.document,"
+            " m.dataset.start, m.dataset.end, m.textContent])"
+        )
+        shot(page, "languages-02-answer")
+        assert marks, "the Chinese answer sentence leans on a span of the English text"
+        assert dialogs.messages == []
+
+    store = Store.open(server.home / "knownote.duckdb")
+    try:
+        for document_id, start, end, text in marks:
+            english = store.document_text(int(document_id))
+            assert english[int(start) : int(end)] == text
+            assert any(ch.isascii() and ch.isalpha() for ch in text)
+    finally:
+        store.close()
