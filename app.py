@@ -28,6 +28,7 @@ from knownote.store.jobs import JobQueue
 from knownote.ui.archive import archive_sidebar
 from knownote.ui.common import ALREADY_DELETED, ask_before_deleting, set_confirm
 from knownote.ui.download import deliver
+from knownote.ui.opened import follow_link, opened_range
 from knownote.ui.uploads import admit_uploads, guard_uploads
 
 st.set_page_config(page_title="KnowNote", page_icon="📓", layout="wide")
@@ -285,6 +286,7 @@ def main() -> None:
         st.error(str(e))
         st.stop()
 
+    link = follow_link(store)  # before the sidebar: a link chooses its notebook
     # Filled out of order: the settings are read before the notebooks use them.
     notebooks_box, model_box, settings_box = (st.sidebar.container() for _ in range(3))
     with settings_box:
@@ -298,6 +300,8 @@ def main() -> None:
     flash()
     deliver()  # a file a button prepared in this run, to this session's page only
     if notebook is None:
+        if link is not None:
+            opened_range(store, notebook, link)
         st.header("Welcome", anchor=False)
         st.write(
             "Ask questions of your own documents. Every answer is shown beside the passages "
@@ -307,6 +311,8 @@ def main() -> None:
         return
 
     st.header(escape_markdown(notebook.name), anchor=False)
+    if link is not None:
+        opened_range(store, notebook, link)
     st.session_state.setdefault("view", "Chat" if notebook.documents else "Sources")
     view = st.radio(
         "View",

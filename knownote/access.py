@@ -2,6 +2,7 @@
 
 The password comes from the environment variable KNOWNOTE_PASSWORD, or else from the key of the
 same name in Streamlit secrets (`.streamlit/secrets.toml`). Without either the app is open.
+Programs outside the app (`knownote mcp --http`) read the same secrets files themselves.
 """
 
 from __future__ import annotations
@@ -9,7 +10,11 @@ from __future__ import annotations
 import hmac
 import threading
 import time
-from collections.abc import Mapping
+import tomllib
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from knownote.errors import KnowNoteError
 
 PASSWORD_KEY = "KNOWNOTE_PASSWORD"
 
@@ -22,6 +27,27 @@ def expected_password(
     if not value and secrets:
         value = secrets.get(PASSWORD_KEY)
     return str(value) if value else None
+
+
+def secrets_files(folder: Path) -> list[Path]:
+    """Where Streamlit looks for secrets when the app runs from `folder`: the user's, then the
+    folder's (which wins)."""
+    return [Path.home() / ".streamlit" / "secrets.toml", folder / ".streamlit" / "secrets.toml"]
+
+
+def file_secrets(paths: Sequence[Path]) -> dict[str, object]:
+    """The secrets of these TOML files, a later file's keys over an earlier one's; missing
+    files are skipped."""
+    found: dict[str, object] = {}
+    for path in paths:
+        try:
+            with path.open("rb") as f:
+                found.update(tomllib.load(f))
+        except FileNotFoundError:
+            continue
+        except (OSError, tomllib.TOMLDecodeError) as e:
+            raise KnowNoteError(f"The secrets file {path} could not be read: {e}.") from None
+    return found
 
 
 def password_matches(given: str, expected: str) -> bool:

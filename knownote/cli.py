@@ -13,7 +13,7 @@ from knownote.errors import KnowNoteError, NotFound
 from knownote.settings import Settings
 
 if TYPE_CHECKING:
-    from knownote.store.db import Notebook, Store
+    from knownote.store.db import Store
 
 # Each command imports what it needs when it runs: `knownote --help` loads no model, database or
 # PDF library.
@@ -179,22 +179,12 @@ def cmd_show(args: argparse.Namespace, store: Store, settings: Settings) -> int:
     return 0
 
 
-def find_notebook(store: Store, name_or_id: str) -> Notebook:
-    """A notebook by name, or by number when no notebook has that name."""
-    notebook = store.notebook_by_name(name_or_id)
-    if notebook is None and name_or_id.strip().isdigit():
-        return store.notebook(int(name_or_id))
-    if notebook is None:
-        raise NotFound(
-            f"There is no notebook called “{name_or_id}”. List them with: knownote notebooks"
-        )
-    return notebook
-
-
 def cmd_ask(args: argparse.Namespace, store: Store, settings: Settings) -> int:
     from knownote.answer.ask import ask
+    from knownote.answer.ranges import SpanLinks, answer_json
     from knownote.answer.servers import connect, resolve_model
     from knownote.index.embedders import get_embedder
+    from knownote.notebooks import find_notebook
 
     notebook = find_notebook(store, args.notebook)
     client, models, status = connect(settings)
@@ -221,7 +211,7 @@ def cmd_ask(args: argparse.Namespace, store: Store, settings: Settings) -> int:
         on_token=None if args.json else write,
     )
     if args.json:
-        emit_json(result.as_dict())
+        emit_json(answer_json(result, SpanLinks(settings.app_url, notebook.id)))
     else:
         sys.stdout.write("\n")
         if result.citations:
@@ -244,7 +234,7 @@ def cmd_ask(args: argparse.Namespace, store: Store, settings: Settings) -> int:
 def cmd_export(args: argparse.Namespace, store: Store, settings: Settings) -> int:
     from knownote.answer.chats import export_markdown
 
-    sys.stdout.write(export_markdown(store, args.chat_id))
+    sys.stdout.write(export_markdown(store, args.chat_id, app_url=settings.app_url))
     return 0
 
 
@@ -284,7 +274,9 @@ def cmd_page(args: argparse.Namespace, store: Store, settings: Settings) -> int:
 
 
 def cmd_search(args: argparse.Namespace, store: Store, settings: Settings) -> int:
+    from knownote.answer.ranges import SpanLinks, hit_json
     from knownote.index.embedders import get_embedder
+    from knownote.notebooks import find_notebook
     from knownote.read.sections import section_label
     from knownote.search.followup import search_queries
 
@@ -302,7 +294,8 @@ def cmd_search(args: argparse.Namespace, store: Store, settings: Settings) -> in
     if found.note:  # the embedding server is down: keywords only
         print(f"knownote: {found.note}", file=sys.stderr)
     if args.json:
-        emit_json([hit.as_dict() for hit in hits])
+        links = SpanLinks(settings.app_url, notebook.id)
+        emit_json([hit_json(hit, links) for hit in hits])
     elif not hits:
         print("No passages found.")
     for n, hit in enumerate([] if args.json else hits, start=1):
@@ -377,6 +370,7 @@ def cmd_reindex(args: argparse.Namespace, store: Store, settings: Settings) -> i
     """Re-index, in the foreground, documents imported before titles, sections and stemming,
     and read the languages of those imported before languages were kept."""
     from knownote.index.embedders import get_embedder
+    from knownote.notebooks import find_notebook
     from knownote.pipeline.reindex import (
         notebooks_to_reindex,
         read_missing_languages,
@@ -412,6 +406,7 @@ def cmd_reindex(args: argparse.Namespace, store: Store, settings: Settings) -> i
 def reembed(args: argparse.Namespace, store: Store) -> int:
     """Give a notebook's passages to another embedding model, then make it the notebook's."""
     from knownote.index.embedders import get_embedder
+    from knownote.notebooks import find_notebook
     from knownote.pipeline.reembed import reembed_notebook
 
     if not args.notebook:
@@ -438,6 +433,7 @@ def reembed(args: argparse.Namespace, store: Store) -> int:
 
 
 def cmd_export_notebook(args: argparse.Namespace, store: Store, settings: Settings) -> int:
+    from knownote.notebooks import find_notebook
     from knownote.store.archive import export_notebook
 
     notebook = find_notebook(store, args.notebook)
@@ -565,6 +561,23 @@ def cmd_eval_support(args: argparse.Namespace, store: Store | None, settings: Se
         "flagged, unrelated sentences    "
         + ("n/a (one article only)" if unrelated is None else f"{unrelated:.3f}")
     )
+    return 0
+
+
+def cmd_mcp(args: argparse.Namespace, store: Store, settings: Settings) -> int:
+    """Serve the notebooks to MCP clients until they hang up (stdio) or Ctrl-C (HTTP)."""
+    import os
+
+    from knownote.access import expected_password, file_secrets, secrets_files
+    from knownote.serve.bearer import serve_http
+    from knownote.serve.server import build_server, serve_stdio
+
+    server = build_server(store, settings, allow_writes=args.allow_writes)
+    if not args.http:
+        serve_stdio(server)
+        return 0
+    password = expected_password(os.environ, file_secrets(secrets_files(Path.cwd())))
+    serve_http(server, host=args.host, port=args.port, password=password)
     return 0
 
 
@@ -723,6 +736,24 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--json", action="store_true")
     p.set_defaults(run=cmd_eval_support, needs_store=False)
+
+    p = sub.add_parser(
+        "mcp", help="serve the notebooks to MCP clients (desktop assistants, agents): stdio"
+    )
+    p.add_argument(
+        "--http",
+        action="store_true",
+        help="serve over streamable HTTP at http://HOST:PORT/mcp instead of stdio; the app's "
+        "password (KNOWNOTE_PASSWORD or the secrets file) is the bearer token",
+    )
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    p.add_argument("--port", type=int, default=8765, help="port for --http (default 8765)")
+    p.add_argument(
+        "--allow-writes",
+        action="store_true",
+        help="also offer the tools that add a source (a file) and save a note",
+    )
+    p.set_defaults(run=cmd_mcp)
 
     return parser
 

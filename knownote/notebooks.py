@@ -1,10 +1,12 @@
-"""Deleting a notebook: each table's owner deletes its own rows, all in one transaction."""
+"""Notebooks as people name them, and deleting one: each table's owner deletes its own rows, all
+in one transaction."""
 
 from __future__ import annotations
 
 from knownote.answer.chats import delete_notebook_chats
 from knownote.answer.notes import delete_notebook_notes
-from knownote.store.db import Store
+from knownote.errors import NotFound
+from knownote.store.db import Document, Notebook, Store
 from knownote.store.reembed import delete_notebook_reembed
 
 
@@ -19,3 +21,29 @@ def delete_notebook(store: Store, notebook_id: int) -> None:
         hashes = store.delete_notebook_rows(db, notebook)
     for sha256 in hashes:
         store.discard_file_if_unused(sha256)
+
+
+def find_notebook(store: Store, name_or_id: str) -> Notebook:
+    """A notebook by name, or by number when no notebook has that name."""
+    notebook = store.notebook_by_name(name_or_id)
+    if notebook is None and name_or_id.strip().isdigit():
+        return store.notebook(int(name_or_id))
+    if notebook is None:
+        raise NotFound(
+            f"There is no notebook called “{name_or_id}”. List them with: knownote notebooks"
+        )
+    return notebook
+
+
+def find_source(store: Store, notebook: Notebook, document_id: int) -> Document:
+    """A document of this notebook; NotFound when it is gone or belongs to another notebook."""
+    try:
+        document = store.document(document_id)
+    except NotFound:
+        document = None
+    if document is None or document.notebook_id != notebook.id:
+        raise NotFound(
+            f"The notebook “{notebook.name}” has no source {document_id}. List its sources "
+            "to see their numbers."
+        )
+    return document

@@ -16,6 +16,7 @@ PACKAGED_INT8 = PACKAGED_MODEL + "-int8"
 MULTILINGUAL = "multilingual-e5-small-int8"
 OCR_ENGINES = ("auto", "tesseract", "rapidocr")  # ocr.ENGINES
 OCR_LANGUAGES = "eng+chi_sim+jpn+kor"  # ocr.DEFAULT_LANGUAGES
+APP_URL = "http://localhost:8501"  # Streamlit's own default port
 
 
 def gpu_visible() -> bool:
@@ -139,6 +140,15 @@ class Settings:
             "help": "Folder of the ONNX copies of the packaged models (and the multilingual "
             "model's tokenizer), made once on first use "
             "(env KNOWNOTE_MODEL_CACHE; default: models/ in the data folder)."
+        },
+    )
+    app_url: str = field(
+        default_factory=lambda: (os.environ.get("KNOWNOTE_APP_URL") or APP_URL).rstrip("/"),
+        metadata={
+            "help": "The app's address as other programs should link to it: each search hit and "
+            "citation that the command line, the MCP server and the Markdown export give "
+            "carries a link there that opens its range, e.g. http://192.168.1.20:8501 for the "
+            f"app shared on a LAN (env KNOWNOTE_APP_URL; default {APP_URL})."
         },
     )
     passage_size: int = field(

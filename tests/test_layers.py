@@ -1,8 +1,8 @@
 """The stages import in one direction: each only the stages below it, at the top or lazily.
 
 The order is the pipeline's: a file is read, indexed and stored; a question is searched and
-answered; answers are shown and measured; the pipeline drives imports; the UI, the command line
-and the top-level helpers sit above everything.
+answered; answers are shown and measured; the pipeline drives imports; the UI, the MCP server,
+the command line and the top-level helpers sit above everything.
 """
 
 from __future__ import annotations
@@ -25,7 +25,8 @@ ALLOWED: dict[str, set[str]] = {
     "measure": BELOW_ANSWER | {"answer"},
     "pipeline": BELOW_ANSWER | {"answer"},
     "ui": BELOW_ANSWER | {"answer", "show", "pipeline", "notebooks", "access"},
-    "cli": BELOW_ANSWER | {"answer", "show", "measure", "pipeline", "notebooks"},
+    "serve": BELOW_ANSWER | {"answer", "pipeline", "notebooks", "access"},
+    "cli": BELOW_ANSWER | {"answer", "show", "measure", "pipeline", "notebooks", "serve", "access"},
     "notebooks": {"store", "answer"},
     "access": set(),
     "settings": set(),

@@ -15,6 +15,7 @@ from datetime import datetime
 import duckdb
 
 from knownote.answer.cite import Answer, SourcePassage, Support, normalize_marks
+from knownote.answer.ranges import SpanLinks
 from knownote.answer.support import NO_CLOSE_MATCH, NO_CLOSE_MATCH_ANY
 from knownote.errors import KnowNoteError, NotFound
 from knownote.read.sections import section_label
@@ -372,17 +373,19 @@ def _flags(answer: Answer) -> list[str]:
     ]
 
 
-def export_markdown(store: Store, chat_id: int, label: str = "") -> str:
+def export_markdown(store: Store, chat_id: int, label: str = "", app_url: str | None = None) -> str:
     """The chat as Markdown: each question and answer, then footnotes for its citations with the
-    document, page, character range and the quoted passage text."""
+    document, page, character range, the quoted passage text and, given the app's address
+    (`app_url`), a link that opens the range in the app."""
     chat = get_chat(store, chat_id)
+    links = SpanLinks(app_url, chat.notebook_id) if app_url else None
     out = [
         f"# {escape(chat.title)}",
         "",
         f"Chat {chat.id}, started {chat.created_at:%Y-%m-%d %H:%M}.",
     ]
     for turn, answer in enumerate(load_chat(store, chat_id), start=1):
-        out += answer_markdown(answer, answer.question, f"{label}{turn}")
+        out += answer_markdown(answer, answer.question, f"{label}{turn}", links)
     return "\n".join(out) + "\n"
 
 
@@ -391,8 +394,11 @@ def searched_also(answer: Answer) -> str:
     return ", ".join(f"“{escape(query)}”" for query in answer.searched[1:])
 
 
-def answer_markdown(answer: Answer, heading: str, prefix: str) -> list[str]:
-    """One answer as Markdown lines under a `##` heading, its footnotes labelled `prefix-n`."""
+def answer_markdown(
+    answer: Answer, heading: str, prefix: str, links: SpanLinks | None = None
+) -> list[str]:
+    """One answer as Markdown lines under a `##` heading, its footnotes labelled `prefix-n`;
+    with `links`, each footnote links to its range in the app."""
     label = {p.n: f"{prefix}-{p.n}" for p in answer.passages}
     out = ["", f"## {escape(' '.join(heading.split()))}", ""]
     if answer.notice:
@@ -408,7 +414,15 @@ def answer_markdown(answer: Answer, heading: str, prefix: str) -> list[str]:
         out += ["", f"— {answer.model}"]
     for p in answer.citations:
         stale = " (stale: the document changed or was removed since this answer)" if p.stale else ""
-        out += ["", f"[^{label[p.n]}]: {_where(p)}{stale}", "", _quote(p.text, "    ")]
+        opens = ""
+        if links and not p.stale:
+            opens = f" [open in KnowNote](<{links.link(p.document_id, p.start, p.end)}>)"
+        out += [
+            "",
+            f"[^{label[p.n]}]: {_where(p)}{stale}{opens}",
+            "",
+            _quote(p.text, "    "),
+        ]
         out += _support_quotes(answer, p)
     others = [p for p in answer.passages if not p.cited]
     if others:

@@ -27,6 +27,7 @@ from knownote.answer.chats import (
     stale_sql,
 )
 from knownote.answer.cite import Answer, SourcePassage, Support, normalize_marks
+from knownote.answer.ranges import SpanLinks
 from knownote.answer.support import support_spans
 from knownote.errors import KnowNoteError, NotFound
 from knownote.index.embed import Embedder
@@ -220,22 +221,26 @@ def _with_citations(store: Store, rows: list[tuple]) -> list[Note]:
 # --- Markdown -------------------------------------------------------------------------------
 
 
-def note_markdown(note: Note) -> str:
-    """One note as Markdown: a person's note as written; a kept answer with its footnotes."""
+def note_markdown(note: Note, app_url: str | None = None) -> str:
+    """One note as Markdown: a person's note as written; a kept answer with its footnotes (each
+    with a link to its range in the app at `app_url`, when given)."""
     if note.from_answer:
-        return "\n".join(answer_markdown(note.as_answer(), note.title, f"note{note.id}")[1:]) + "\n"
+        links = SpanLinks(app_url, note.notebook_id) if app_url else None
+        lines = answer_markdown(note.as_answer(), note.title, f"note{note.id}", links)
+        return "\n".join(lines[1:]) + "\n"
     return f"## {escape(note.title)}\n\n{note.body}\n"
 
 
-def export_notebook(store: Store, notebook_id: int) -> str:
-    """The notebook's notes and then its chats, as one Markdown file with footnotes."""
+def export_notebook(store: Store, notebook_id: int, app_url: str | None = None) -> str:
+    """The notebook's notes and then its chats, as one Markdown file with footnotes (linking
+    to their ranges in the app at `app_url`, when given)."""
     name = store.notebook(notebook_id).name
     out = [f"# {name}: notes and chats", ""]
     kept = notes(store, notebook_id)
     out += ["# Notes", ""] if kept else []
-    out += [note_markdown(note) for note in kept]
+    out += [note_markdown(note, app_url) for note in kept]
     for chat in reversed(list_chats(store, notebook_id)):
-        out.append(export_markdown(store, chat.id, label=f"chat{chat.id}-"))
+        out.append(export_markdown(store, chat.id, label=f"chat{chat.id}-", app_url=app_url))
     return "\n".join(out)
 
 

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import bisect
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import PurePath
 
@@ -13,7 +12,7 @@ from knownote.index.embed import Embedder
 from knownote.index.embedders import get_embedder
 from knownote.index.language import document_languages
 from knownote.index.split import split
-from knownote.read.extracted import OcrLimits
+from knownote.read.extracted import OcrLimits, page_of
 from knownote.read.sections import section_paths
 from knownote.read.timelimit import extract_with_time_limit
 from knownote.settings import Settings
@@ -57,14 +56,6 @@ def clean_filename(name: str) -> str:
     if base in ("", ".", ".."):
         base = "untitled"
     return base if len(base) <= 200 else base[:150] + "…" + base[-40:]
-
-
-def page_of(page_starts: Sequence[int], pages: Sequence[Page], offset: int) -> int | None:
-    """The number of the page whose range holds `offset` (or precedes it, in a separator)."""
-    if not pages:
-        return None
-    i = bisect.bisect_right(page_starts, offset) - 1
-    return pages[max(i, 0)].number
 
 
 def ocr_limits(settings: Settings) -> OcrLimits:

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import bisect
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -40,6 +41,15 @@ class Page:
     number: int  # 1-based page / slide / chapter number
     start: int  # str index into Extracted.text
     end: int  # exclusive; text[start:end] is that page's text
+
+
+def page_of(page_starts: Sequence[int], pages: Sequence[Page], offset: int) -> int | None:
+    """The number of the page whose range holds `offset` (or precedes it, in a separator);
+    `page_starts` are the pages' starts in order."""
+    if not pages:
+        return None
+    i = bisect.bisect_right(page_starts, offset) - 1
+    return pages[max(i, 0)].number
 
 
 @dataclass(frozen=True)

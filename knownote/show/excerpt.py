@@ -102,9 +102,9 @@ def citation_header(
     section: str = "",
 ) -> str:
     """Plain text such as '[2] paper.pdf · §3.2 Training · p. 14 · chars 8,120–8,247' (not
-    escaped)."""
+    escaped); without the number when `n` is 0 (a range opened from a link)."""
     parts = [
-        f"[{n}] {title}",
+        f"[{n}] {title}" if n else title,
         section_label(section),
         page_label(page_start, page_end),
         chars_label(start, end),

@@ -48,7 +48,7 @@ def chat_view(
     chosen = st.session_state.get("chat", "latest")
     if chosen is not None and chosen not in chats:  # first visit, or another notebook's chat
         st.session_state["chat"] = next(iter(chats), None)
-    chat_id = chat_bar(store, chats)
+    chat_id = chat_bar(store, chats, settings.app_url)
 
     st.caption(CITATION_NOTE)
     st.caption(SPAN_NOTE)
@@ -87,7 +87,7 @@ def chat_view(
             st.rerun()
 
 
-def chat_bar(store: Store, chats: dict) -> int | None:
+def chat_bar(store: Store, chats: dict, app_url: str) -> int | None:
     """Pick a chat, start a new one, download or delete the one shown."""
     pick, new, download, remove = st.columns([4, 1.2, 1.6, 1.2], vertical_alignment="bottom")
     options = [None, *chats]
@@ -102,7 +102,10 @@ def chat_bar(store: Store, chats: dict) -> int | None:
     if chat_id is None:
         return None
     download.button(
-        "Download Markdown", key="download_chat", on_click=download_chat, args=(store, chat_id)
+        "Download Markdown",
+        key="download_chat",
+        on_click=download_chat,
+        args=(store, chat_id, app_url),
     )
     ask_before_deleting(
         remove,
@@ -125,10 +128,10 @@ def save_note(store: Store, notebook_id: int, answer: Answer) -> None:
     st.session_state["flash"] = ("success", "Kept the answer as a note: see Notes.")
 
 
-def download_chat(store: Store, chat_id: int) -> None:
+def download_chat(store: Store, chat_id: int, app_url: str) -> None:
     """Built only when clicked, and handed to this session's page only (no URL)."""
     try:
-        markdown = export_markdown(store, chat_id)
+        markdown = export_markdown(store, chat_id, app_url=app_url)
         prepare(f"knownote-chat-{chat_id}.md", "text/markdown", markdown.encode(), what="This chat")
     except NotFound:  # deleted meanwhile, in another window
         st.session_state["flash"] = ("info", ALREADY_DELETED.format(what="chat"))

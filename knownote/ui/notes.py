@@ -41,17 +41,17 @@ def notes_view(store: Store, notebook: Notebook, settings: Settings, worker: Imp
         "Download notes and chats",
         key="download_notes",
         on_click=download_notes,
-        args=(store, notebook.id),
+        args=(store, notebook.id, settings.app_url),
     )
     for note in kept:
         with st.container(border=True):
             show_note(store, note, settings, worker)
 
 
-def download_notes(store: Store, notebook_id: int) -> None:
+def download_notes(store: Store, notebook_id: int, app_url: str) -> None:
     """Built only when clicked, and handed to this session's page only (no URL)."""
     try:
-        markdown = notes.export_notebook(store, notebook_id)
+        markdown = notes.export_notebook(store, notebook_id, app_url)
         prepare(
             f"knownote-notebook-{notebook_id}.md",
             "text/markdown",

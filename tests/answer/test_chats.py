@@ -191,6 +191,18 @@ def test_citations_and_export_carry_the_passages_section(store, notebook, docume
     assert "[^1-1]: “Gravity hill”, §See also, chars" in chats.export_markdown(store, chat_id)
 
 
+def test_export_links_each_footnote_to_its_range_in_the_app(store, notebook, document_id):
+    chat_id = save_turn(store, notebook, document_id)
+    passage = store.passages(document_id)[0]
+    markdown = chats.export_markdown(store, chat_id, app_url="http://10.0.0.5:8501")
+    link = (
+        f"http://10.0.0.5:8501/?notebook={notebook.id}&source={document_id}"
+        f"&start={passage.start}&end={passage.end}"
+    )
+    assert f"[open in KnowNote](<{link}>)" in markdown
+    assert "open in KnowNote" not in chats.export_markdown(store, chat_id)
+
+
 def test_export_marks_stale_citations(store, notebook, document_id):
     chat_id = save_turn(store, notebook, document_id)
     store.delete_document(document_id)

@@ -1,4 +1,5 @@
-from knownote.pipeline.ingest import clean_filename, import_file, page_of
+from knownote.pipeline.ingest import clean_filename, import_file
+from knownote.read.extracted import page_of
 from knownote.store.db import Page
 from tests.conftest import corpus_file
 from tests.invariants import assert_spans_valid

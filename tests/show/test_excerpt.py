@@ -391,3 +391,7 @@ def test_a_pdf_excerpt_reflows_wrapped_lines_and_keeps_real_breaks():
 def test_other_excerpts_keep_every_line_as_it_is():
     shown = excerpt_html(COLUMN, 0, 40)
     assert "kn-reflow" not in shown and "<br>" not in shown and "kn-wrap" not in shown
+
+
+def test_a_range_opened_from_a_link_has_no_number_in_its_header():
+    assert citation_header(0, "notes.txt", None, None, 0, 10) == "notes.txt · chars 0–10"

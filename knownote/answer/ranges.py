@@ -1,0 +1,161 @@
+"""Ranges of a source's text as other programs get them.
+
+A range is two offsets into a document's stored text, like every passage, citation and support
+span. Here it gets the app's address that opens it highlighted (`?notebook=…&source=…&start=…
+&end=…`), a `knownote://NOTEBOOK/DOCUMENT#START-END` URI, and its text read back within bounds;
+search hits and answers become JSON-ready records carrying both addresses.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from urllib.parse import urlencode
+
+from knownote.answer.cite import Answer
+from knownote.errors import KnowNoteError
+from knownote.read.extracted import page_of
+from knownote.search.retrieve import Hit
+from knownote.store.db import Document, Store
+
+READ_LIMIT = 20_000  # characters one read may return (about 5,000 tokens)
+LINK_PARAMS = ("notebook", "source", "start", "end")
+
+
+class RangeError(KnowNoteError):
+    """A range that does not fit its source's text, or is longer than one read may be."""
+
+
+@dataclass(frozen=True)
+class SpanLinks:
+    """The addresses of ranges of one notebook's sources; `app_url` is where the app runs."""
+
+    app_url: str
+    notebook_id: int
+
+    def link(self, document_id: int, start: int, end: int) -> str:
+        """The app's address that opens the source at `[start, end)`, highlighted."""
+        query = urlencode(
+            {"notebook": self.notebook_id, "source": document_id, "start": start, "end": end}
+        )
+        return f"{self.app_url.rstrip('/')}/?{query}"
+
+    def uri(self, document_id: int, start: int, end: int) -> str:
+        """The MCP resource that reads the range back."""
+        return f"knownote://{self.notebook_id}/{document_id}#{start}-{end}"
+
+    def both(self, document_id: int, start: int, end: int) -> dict[str, str]:
+        return {
+            "link": self.link(document_id, start, end),
+            "uri": self.uri(document_id, start, end),
+        }
+
+
+@dataclass(frozen=True)
+class LinkedRange:
+    """What a link asks the app to open."""
+
+    notebook_id: int
+    document_id: int
+    start: int
+    end: int
+
+
+def parse_link(params: Mapping[str, str]) -> LinkedRange | None:
+    """The range an address's query parameters ask to open; None when they ask for none.
+    Raises RangeError, in words, for a link that names part of a range or holds no numbers."""
+    given = {name: params.get(name) for name in LINK_PARAMS}
+    if not any(given.values()):
+        return None
+    try:
+        numbers = [int(str(given[name])) for name in LINK_PARAMS]
+    except ValueError:
+        raise RangeError(
+            "This link does not name a range: it needs notebook, source, start and end, each a "
+            "number. Copy the whole link again."
+        ) from None
+    return LinkedRange(*numbers)
+
+
+def check_range(length: int, start: int, end: int, limit: int | None = READ_LIMIT) -> None:
+    """Raise RangeError unless `[start, end)` lies inside a text of `length` characters and is
+    at most `limit` characters long (None: any length)."""
+    if start < 0 or end < start:
+        raise RangeError(
+            f"The range {start}–{end} is not a range: start at 0 or more, and end at or after "
+            "the start."
+        )
+    if end > length:
+        raise RangeError(
+            f"The range {start:,}–{end:,} runs past the end of the text, which has {length:,} "
+            f"characters. Ask for a range that ends at {length:,} or before."
+        )
+    if limit is not None and end - start > limit:
+        raise RangeError(
+            f"The range {start:,}–{end:,} is {end - start:,} characters long; one read returns "
+            f"at most {limit:,}. Read {start:,}–{start + limit:,} first, then go on from there."
+        )
+
+
+@dataclass(frozen=True)
+class RangeText:
+    """A range of a source with its text, exactly `text[start:end]` of the stored text."""
+
+    document_id: int
+    title: str
+    start: int
+    end: int
+    text: str
+    length: int  # the whole stored text's
+    page_start: int | None
+    page_end: int | None
+
+
+def read_range(
+    store: Store, document: Document, start: int, end: int, limit: int | None = READ_LIMIT
+) -> RangeText:
+    """The text of `[start, end)` of a source, with the pages it lies on; RangeError when the
+    range does not fit the text or is longer than `limit`."""
+    text = store.document_text(document.id)
+    check_range(len(text), start, end, limit)
+    pages = store.pages(document.id)
+    starts = [p.start for p in pages]
+    return RangeText(
+        document_id=document.id,
+        title=document.title,
+        start=start,
+        end=end,
+        text=text[start:end],
+        length=len(text),
+        page_start=page_of(starts, pages, start),
+        page_end=page_of(starts, pages, max(start, end - 1)),
+    )
+
+
+def range_json(found: RangeText, links: SpanLinks) -> dict[str, object]:
+    return {
+        "document_id": found.document_id,
+        "title": found.title,
+        "start": found.start,
+        "end": found.end,
+        "text": found.text,
+        "length": found.length,
+        "page_start": found.page_start,
+        "page_end": found.page_end,
+        **links.both(found.document_id, found.start, found.end),
+    }
+
+
+def hit_json(hit: Hit, links: SpanLinks) -> dict[str, object]:
+    """A search hit as JSON-ready data, with the app's link and the URI of its range."""
+    return {**hit.as_dict(), **links.both(hit.document_id, hit.start, hit.end)}
+
+
+def answer_json(answer: Answer, links: SpanLinks) -> dict[str, object]:
+    """An answer as JSON-ready data (`Answer.as_dict`), each citation, passage and support span
+    with the app's link and the URI of its range."""
+    record = answer.as_dict()
+    for key in ("citations", "passages", "supports"):
+        for entry in record[key]:
+            entry.update(links.both(entry["document_id"], entry["start"], entry["end"]))
+    return record
