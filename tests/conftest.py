@@ -92,3 +92,11 @@ def llama_server(tmp_path_factory):
 
     with LlamaServer(tmp_path_factory.mktemp("llama")) as server:
         yield server
+
+
+@pytest.fixture(scope="session")
+def library(tmp_path_factory, embedder):
+    """A data folder with a real PDF and a Markdown page in one notebook (tests/mcp_library.py)."""
+    from tests.mcp_library import build_library
+
+    return build_library(tmp_path_factory.mktemp("library"), embedder)

@@ -62,3 +62,23 @@ def test_a_right_password_clears_the_address():
     throttle.failed("10.0.0.5")
     throttle.succeeded("10.0.0.5")
     assert throttle.wait("10.0.0.5") == 0
+
+
+def test_the_folder_secrets_file_wins_and_a_missing_one_is_skipped(tmp_path):
+    from knownote.access import file_secrets
+
+    user, folder = tmp_path / "user.toml", tmp_path / "folder.toml"
+    user.write_text('KNOWNOTE_PASSWORD = "from home"\nOTHER = 1\n')
+    folder.write_text('KNOWNOTE_PASSWORD = "from the folder"\n')
+    found = file_secrets([user, tmp_path / "absent.toml", folder])
+    assert found == {"KNOWNOTE_PASSWORD": "from the folder", "OTHER": 1}
+
+
+def test_a_damaged_secrets_file_is_named(tmp_path):
+    from knownote.access import file_secrets
+    from knownote.errors import KnowNoteError
+
+    broken = tmp_path / "secrets.toml"
+    broken.write_text("KNOWNOTE_PASSWORD = \n")
+    with pytest.raises(KnowNoteError, match="secrets.toml could not be read"):
+        file_secrets([broken])

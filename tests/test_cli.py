@@ -182,3 +182,31 @@ def test_ask_with_a_bare_model_name_uses_the_only_server_that_lists_it(capsys, d
     assert code == 0, err
     assert out.startswith("Prince Vasili spoke first [1].")
     assert "quot" not in err.lower()
+
+
+def test_search_and_ask_json_link_each_range_to_the_app(capsys, db, monkeypatch):
+    monkeypatch.setenv("KNOWNOTE_APP_URL", "http://10.0.0.5:8501")
+    monkeypatch.setenv("OLLAMA_HOST", "http://127.0.0.1:9")  # no answer server: quoted answers
+    run(
+        capsys,
+        "--db",
+        db,
+        "import",
+        "Books",
+        corpus_file("docs/web_text/md_wikipedia_gravity_hill.md"),
+    )
+    _, out, _ = run(capsys, "--db", db, "search", "Books", "gravity hill", "-k", "2", "--json")
+    _, asked, _ = run(capsys, "--db", db, "ask", "Books", "What is a gravity hill?", "--json")
+    records = [*json.loads(out), *json.loads(asked)["citations"], *json.loads(asked)["supports"]]
+    assert len(records) > 2
+    for r in records:
+        query = f"source={r['document_id']}&start={r['start']}&end={r['end']}"
+        assert r["link"].startswith("http://10.0.0.5:8501/?notebook=") and r["link"].endswith(query)
+        assert r["uri"].endswith(f"/{r['document_id']}#{r['start']}-{r['end']}")
+
+
+def test_mcp_is_a_command_with_its_options():
+    from knownote.cli import build_parser
+
+    args = build_parser().parse_args(["mcp", "--http", "--port", "9000", "--allow-writes"])
+    assert (args.http, args.port, args.host, args.allow_writes) == (True, 9000, "127.0.0.1", True)

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+from knownote.answer.ranges import SpanLinks
 from knownote.pipeline.ingest import import_file
 from knownote.settings import Settings
 from knownote.store.db import Store
@@ -68,6 +69,7 @@ def visit(browser, url: str) -> Visit:
 class Running:
     server: Server
     browser: object
+    link: str = ""  # the query of a link to a range of the document: "notebook=…&source=…"
 
 
 @pytest.fixture(scope="module")
@@ -80,12 +82,14 @@ def running(tmp_path_factory: pytest.TempPathFactory, embedder) -> Iterator[Runn
         store, notebook, "secret-plans.md", DOCUMENT.encode(), settings=settings, embedder=embedder
     )
     assert result.status == "imported"
+    start = store.document_text(result.document_id).index("Bluebird launches")
+    link = SpanLinks("", notebook.id).link(result.document_id, start, start + 17)
     store.close()
     with (
         chromium() as browser,
         streamlit_server(tmp, KNOWNOTE_PASSWORD=PASSWORD) as server,
     ):
-        yield Running(server, browser)
+        yield Running(server, browser, link.removeprefix("/?"))
 
 
 def sign_in(page, password: str) -> None:
@@ -241,3 +245,15 @@ def test_a_download_goes_only_to_the_signed_in_page_and_has_no_url(running: Runn
         assert fetched.startswith("refused"), fetched
     assert not any(secret in stranger.seen() for secret in SECRETS)
     page.context.close()
+
+
+def test_a_link_asks_for_the_password_first_then_opens_its_range(running: Running):
+    from playwright.sync_api import expect
+
+    member = visit(running.browser, f"{running.server.url}/?{running.link}")
+    page = member.page
+    expect(page.get_by_label("Password", exact=True)).to_be_visible(timeout=60_000)
+    assert "Bluebird" not in member.seen()
+    sign_in(page, PASSWORD)
+    mark = page.locator(".st-key-opened_range .kn-excerpt > mark")
+    expect(mark).to_have_text("Bluebird launches", timeout=60_000)

@@ -18,8 +18,8 @@ from mcp.server.mcpserver import MCPServer
 
 from knownote.errors import KnowNoteError
 from knownote.serve.bearer import serve_http
+from tests.mcp_library import NOTEBOOK, ROOT, Library, assert_resolves, mcp_command, server_env
 from tests.ollama_standin import free_port
-from tests.serve.conftest import NOTEBOOK, ROOT, Library, assert_resolves, mcp_command, server_env
 
 PASSWORD = "correct horse battery"
 START_TIMEOUT = 60.0

@@ -17,7 +17,7 @@ from mcp.shared.exceptions import MCPError
 
 from knownote.answer.chats import load_chat
 from knownote.store.db import Store
-from tests.serve.conftest import (
+from tests.mcp_library import (
     APP_URL,
     NOTEBOOK,
     ROOT,

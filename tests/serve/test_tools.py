@@ -8,8 +8,8 @@ from knownote.errors import KnowNoteError, ModelNotInstalled
 from knownote.serve import tools
 from knownote.settings import Settings
 from knownote.store.db import Store
+from tests.mcp_library import NOTEBOOK, Library
 from tests.ollama_standin import free_port
-from tests.serve.conftest import NOTEBOOK, Library
 
 
 @pytest.fixture

@@ -1,5 +1,6 @@
-"""A data folder with a real PDF and a Markdown page, built once per run; each test module that
-starts `knownote mcp` works on its own copy (the server holds its database while it runs)."""
+"""For the tests of `knownote mcp` (tests/serve, the browser's link test): a data folder with a
+real PDF and a Markdown page, built once per run (the `library` fixture); each test that starts a
+server works on its own copy, since the server holds its database while it runs."""
 
 from __future__ import annotations
 
@@ -9,15 +10,13 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-import pytest
-
 from knownote.pipeline.ingest import get_or_create_notebook, import_file
 from knownote.settings import Settings
 from knownote.store.db import Store
 from tests.conftest import corpus_file
 from tests.ollama_standin import free_port
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOK = "Papers"
 PDF = "docs/pdf/paper_naacl06_shinyama_2col.pdf"
 PAGE = "docs/web_text/md_wikipedia_gravity_hill.md"
@@ -42,9 +41,8 @@ class Library:
         return home / "knownote.duckdb"
 
 
-@pytest.fixture(scope="session")
-def library(tmp_path_factory: pytest.TempPathFactory, embedder) -> Library:
-    home = tmp_path_factory.mktemp("library") / "home"
+def build_library(folder: Path, embedder) -> Library:
+    home = folder / "home"
     settings = Settings().with_(home=home)
     store = Store.open(settings.db_path)
     try:
