@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from knownote.access import GuessThrottle, expected_password, password_matches
 
 
