@@ -82,5 +82,5 @@ def test_a_damaged_secrets_file_is_named(tmp_path):
 
     broken = tmp_path / "secrets.toml"
     broken.write_text("KNOWNOTE_PASSWORD = \n")
-    with pytest.raises(KnowNoteError, match="secrets.toml could not be read"):
+    with pytest.raises(KnowNoteError, match=r"secrets\.toml could not be read"):
         file_secrets([broken])
