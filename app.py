@@ -21,6 +21,7 @@ from knownote.index.embedders import get_embedder
 from knownote.notebooks import delete_notebook
 from knownote.pipeline.worker import ImportWorker
 from knownote.search.retrieve import MODES
+from knownote.serve.background import Serving, serve_in_background
 from knownote.settings import Settings
 from knownote.show.excerpt import STYLE, escape_markdown
 from knownote.store.db import Notebook, Store
@@ -57,6 +58,39 @@ def cached_embedder(name: str) -> Embedder:
 def import_worker(path: str) -> ImportWorker:
     """The one import worker of this process (DuckDB has one writer); it starts with the app."""
     return ImportWorker(JobQueue(open_store(path)), BASE, cached_embedder).start()
+
+
+@st.cache_resource(show_spinner=False)
+def mcp_server(path: str, _password: str | None) -> Serving:
+    """The app's MCP server for assistants, started once per process over the app's own store:
+    while the app holds the database no other process can open it (`knownote mcp` relays here)."""
+    return serve_in_background(open_store(path), with_secrets(BASE), _password)
+
+
+def start_mcp() -> Serving | None:
+    """Before the password form: the server asks each request for the password itself. A
+    database that cannot be opened is said after sign-in, where the store is opened again."""
+    try:
+        return mcp_server(str(BASE.db_path), expected_password(os.environ, app_secrets()))
+    except KnowNoteError:
+        return None
+
+
+def mcp_status(serving: Serving | None) -> None:
+    """Where assistants reach this app over MCP, or in words why they cannot."""
+    if serving is None:
+        return
+    if serving.url is None:
+        if serving.problem:
+            st.caption(serving.problem)
+        return
+    with st.expander("Assistants (MCP)"):
+        st.caption(
+            f"Assistants and desktop clients reach this notebook over MCP at `{serving.url}` "
+            + ("with the app's password as the bearer token" if serving.password else "")
+            + ("; they may add sources and save notes." if serving.writes else "; read-only.")
+            + " A client configured with `knownote mcp` is relayed here while the app runs."
+        )
 
 
 @st.cache_resource(ttl=60, show_spinner=False)
@@ -277,6 +311,7 @@ def settings_sidebar() -> tuple[Settings, str]:
 
 
 def main() -> None:
+    serving = start_mcp()
     password_gate()
     st.html(STYLE)
     try:
@@ -291,6 +326,7 @@ def main() -> None:
     notebooks_box, model_box, settings_box = (st.sidebar.container() for _ in range(3))
     with settings_box:
         settings, mode = settings_sidebar()
+        mcp_status(serving)
     with notebooks_box:
         notebook = notebook_sidebar(store, settings)
     with model_box:

@@ -29,10 +29,20 @@ def expected_password(
     return str(value) if value else None
 
 
-def secrets_files(folder: Path) -> list[Path]:
-    """Where Streamlit looks for secrets when the app runs from `folder`: the user's, then the
-    folder's (which wins)."""
-    return [Path.home() / ".streamlit" / "secrets.toml", folder / ".streamlit" / "secrets.toml"]
+CHECKOUT = Path(__file__).resolve().parents[1]  # where app.py is, and scripts/start runs it
+
+
+def secrets_files(*folders: Path) -> list[Path]:
+    """Where Streamlit looks for secrets when the app runs from one of `folders`: the user's,
+    then each folder's (a later one wins)."""
+    home = Path.home() / ".streamlit" / "secrets.toml"
+    return [home, *dict.fromkeys(f / ".streamlit" / "secrets.toml" for f in folders)]
+
+
+def password_outside_app(environ: Mapping[str, str]) -> str | None:
+    """The app's password as a program started elsewhere finds it: the environment, else the
+    secrets of the user, of the app's folder and of the current folder."""
+    return expected_password(environ, file_secrets(secrets_files(CHECKOUT, Path.cwd())))
 
 
 def file_secrets(paths: Sequence[Path]) -> dict[str, object]:

@@ -564,21 +564,49 @@ def cmd_eval_support(args: argparse.Namespace, store: Store | None, settings: Se
     return 0
 
 
-def cmd_mcp(args: argparse.Namespace, store: Store, settings: Settings) -> int:
-    """Serve the notebooks to MCP clients until they hang up (stdio) or Ctrl-C (HTTP)."""
+def cmd_mcp(args: argparse.Namespace, _store: None, settings: Settings) -> int:
+    """Serve the notebooks to MCP clients until they hang up (stdio) or Ctrl-C (HTTP). Over
+    stdio while the app holds the database, relay to the app's own MCP server instead."""
     import os
 
-    from knownote.access import expected_password, file_secrets, secrets_files
+    from knownote.access import password_outside_app
+    from knownote.errors import DatabaseInUse
+    from knownote.serve.background import mcp_url
     from knownote.serve.bearer import serve_http
     from knownote.serve.server import build_server, serve_stdio
+    from knownote.store.db import Store
 
-    server = build_server(store, settings, allow_writes=args.allow_writes)
-    if not args.http:
-        serve_stdio(server)
+    try:
+        store = Store.open(args.db_path)
+    except DatabaseInUse as in_use:
+        url = mcp_url(settings.mcp_port)
+        if args.http:
+            raise KnowNoteError(
+                f"{in_use} When that is the app, it serves MCP itself at {url}: connect there."
+            ) from None
+        from knownote.serve.relay import app_serving, relay_stdio
+
+        password = password_outside_app(os.environ)
+        app_serving(url, password, args.db_path, in_use)
+        if args.allow_writes:
+            print(
+                "knownote: the app decides whether its MCP server writes "
+                "(KNOWNOTE_MCP_ALLOW_WRITES=1 where the app starts)",
+                file=sys.stderr,
+            )
+        relay_stdio(url, password)
         return 0
-    password = expected_password(os.environ, file_secrets(secrets_files(Path.cwd())))
-    serve_http(server, host=args.host, port=args.port, password=password)
-    return 0
+    try:
+        server = build_server(store, settings, allow_writes=args.allow_writes)
+        if not args.http:
+            serve_stdio(server)
+            return 0
+        port = settings.mcp_port if args.port is None else args.port
+        password = password_outside_app(os.environ)
+        serve_http(server, host=args.host, port=port, password=password, database=store.path)
+        return 0
+    finally:
+        store.close()
 
 
 def parse_ids(value: str) -> list[int]:
@@ -747,13 +775,17 @@ def build_parser() -> argparse.ArgumentParser:
         "password (KNOWNOTE_PASSWORD or the secrets file) is the bearer token",
     )
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
-    p.add_argument("--port", type=int, default=8765, help="port for --http (default 8765)")
+    p.add_argument(
+        "--port",
+        type=int,
+        help="port for --http (default: KNOWNOTE_MCP_PORT, 8765, where the app serves MCP too)",
+    )
     p.add_argument(
         "--allow-writes",
         action="store_true",
         help="also offer the tools that add a source (a file) and save a note",
     )
-    p.set_defaults(run=cmd_mcp)
+    p.set_defaults(run=cmd_mcp, needs_store=False)  # it opens the store, or relays to the app
 
     return parser
 
@@ -764,6 +796,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.db:
         settings = settings.with_(home=args.db.parent)
     db_path = args.db or settings.db_path
+    args.db_path = db_path
     try:
         from knownote.store.db import Store
 

@@ -17,6 +17,7 @@ MULTILINGUAL = "multilingual-e5-small-int8"
 OCR_ENGINES = ("auto", "tesseract", "rapidocr")  # ocr.ENGINES
 OCR_LANGUAGES = "eng+chi_sim+jpn+kor"  # ocr.DEFAULT_LANGUAGES
 APP_URL = "http://localhost:8501"  # Streamlit's own default port
+MCP_PORT = 8765  # the app's MCP server and `knownote mcp --http` alike, so clients need not care
 
 
 def gpu_visible() -> bool:
@@ -60,6 +61,20 @@ def _int_env(name: str, default: int) -> int:
 
 def _float_env(name: str, default: float) -> float:
     return float(_number(name, default, float))
+
+
+def _port_env(name: str, default: int) -> int:
+    """A TCP port; 0 turns off what would listen on it."""
+    raw = os.environ.get(name)
+    if not raw:
+        return default
+    try:
+        port = int(raw)
+    except ValueError:
+        port = -1
+    if not 0 <= port <= 65535:
+        raise KnowNoteError(f"{name}={raw!r} is not a port; set it to 1 to 65535 (0: off).")
+    return port
 
 
 @dataclass(frozen=True)
@@ -149,6 +164,21 @@ class Settings:
             "citation that the command line, the MCP server and the Markdown export give "
             "carries a link there that opens its range, e.g. http://192.168.1.20:8501 for the "
             f"app shared on a LAN (env KNOWNOTE_APP_URL; default {APP_URL})."
+        },
+    )
+    mcp_port: int = field(
+        default_factory=lambda: _port_env("KNOWNOTE_MCP_PORT", MCP_PORT),
+        metadata={
+            "help": "Port of the MCP server on 127.0.0.1: the app serves MCP there itself, and "
+            "`knownote mcp --http` listens there by default "
+            f"(env KNOWNOTE_MCP_PORT; default {MCP_PORT}; 0: the app serves no MCP)."
+        },
+    )
+    mcp_allow_writes: bool = field(
+        default_factory=lambda: _choice_env("KNOWNOTE_MCP_ALLOW_WRITES", "0", ("0", "1")) == "1",
+        metadata={
+            "help": "Whether the app's MCP server also offers the tools that add a source and "
+            "save a note, as `knownote mcp --allow-writes` does (env KNOWNOTE_MCP_ALLOW_WRITES=1)."
         },
     )
     passage_size: int = field(

@@ -21,6 +21,9 @@ os.environ.setdefault(
 # name (tests/index/test_e5_export.py, the cross-language tests); test_embed_onnx.py checks
 # the default without this setting.
 os.environ.setdefault("KNOWNOTE_EMBEDDING_MODEL", "all-MiniLM-L6-v2-int8")
+# The apps tests start (in a browser or through AppTest) serve no MCP unless a test gives them a
+# port: they would all want the same one, and AppTest's would stay in the test process.
+os.environ.setdefault("KNOWNOTE_MCP_PORT", "0")
 
 import numpy as np
 

@@ -52,6 +52,9 @@ NO_MODEL = (
     "No answer model chosen: these are sentences quoted from your sources, not a written "
     f"answer. Install a model (`ollama pull {EXAMPLE_MODEL}`) and choose it for written answers."
 )
+QUOTED_AS_ASKED = (
+    "Quoted, as asked: these are sentences quoted from your sources, not a written answer."
+)
 QUOTED_INSTEAD = "Meanwhile, these are sentences quoted from your sources, not a written answer."
 NO_PASSAGES = (
     "Nothing in this notebook matches the question: it has no enabled documents with text in "
@@ -96,6 +99,7 @@ def ask(
     document_ids: Sequence[int] | None = None,
     chat_id: int | None = None,
     on_token: TokenCallback | None = None,
+    quoted: bool = False,
 ) -> Answer:
     """Answer a question from a notebook's passages and save the turn in a chat.
 
@@ -113,6 +117,7 @@ def ask(
         document_ids: limit the search to these documents.
         chat_id: continue this chat (a follow-up); None starts a new chat.
         on_token: called with each piece of the answer as it arrives.
+        quoted: quote the passages, asked for (no model is used, and `notice` says so).
 
     Returns:
         The Answer with its passages, saved in the chat; `chat_id` and `message_id` are set.
@@ -123,6 +128,8 @@ def ask(
     question = question.strip()
     if not question:
         raise KnowNoteError("Type a question first.")
+    if quoted:
+        llm, model = None, None
     store.notebook(notebook_id)
     history: list[Answer] = []
     if chat_id is not None:
@@ -161,6 +168,8 @@ def ask(
     if settings.openai_base_url:
         hosts += f", no OpenAI-compatible server at {settings.openai_base_url}"
     notice = NOT_CONNECTED.format(host=hosts) if llm is None else NO_MODEL
+    if quoted:
+        notice = QUOTED_AS_ASKED
     if failure is not None:
         notice = f"{failure} {QUOTED_INSTEAD}"
     elif llm is not None and model:

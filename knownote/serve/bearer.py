@@ -11,6 +11,7 @@ import json
 import math
 import sys
 from collections.abc import Awaitable, Callable, MutableMapping
+from pathlib import Path
 from typing import Any
 
 from mcp.server.mcpserver import MCPServer
@@ -26,6 +27,8 @@ App = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 PATH = "/mcp"
+# Says which database file a server serves, so `knownote mcp` relays only to the one it was given.
+DATABASE_PATH = "/knownote/database"
 NEEDS_TOKEN = (
     "KnowNote's MCP server needs the app's password as a bearer token: send the header "
     "Authorization: Bearer PASSWORD."
@@ -77,20 +80,54 @@ async def refuse(send: Send, status: int, message: str) -> None:
     await send({"type": "http.response.body", "body": body})
 
 
-def serve_http(server: MCPServer, *, host: str, port: int, password: str | None) -> None:
-    """Serve MCP at http://HOST:PORT/mcp until stopped; the password, when set, as the token.
-    Raises KnowNoteError for a non-loopback address without a password."""
-    import uvicorn
+class DatabaseRoute:
+    """An ASGI app that answers GET DATABASE_PATH with the database file served, else `app`."""
 
+    def __init__(self, app: App, database: Path | None) -> None:
+        self.app = app
+        served = str(database.resolve()) if database is not None else None
+        self.body = json.dumps({"database": served}).encode()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["path"] != DATABASE_PATH:
+            await self.app(scope, receive, send)
+            return
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 200,
+                "headers": [
+                    (b"content-type", b"application/json"),
+                    (b"content-length", str(len(self.body)).encode()),
+                ],
+            }
+        )
+        await send({"type": "http.response.body", "body": self.body})
+
+
+def http_app(server: MCPServer, *, host: str, password: str | None, database: Path | None) -> App:
+    """The ASGI app serving MCP at PATH (and which database at DATABASE_PATH), behind the
+    password when one is set. Raises KnowNoteError for a non-loopback address without one."""
     if password is None and host not in LOOPBACK:
         raise KnowNoteError(
             f"Serving on {host} without a password would let anyone who reaches this computer "
             "read your notebooks. Set a password (KNOWNOTE_PASSWORD, as for the app) or serve on "
             "127.0.0.1."
         )
-    app: App = server.streamable_http_app(streamable_http_path=PATH, host=host)
-    if password is not None:
-        app = BearerGate(app, password)
+    app: App = DatabaseRoute(
+        server.streamable_http_app(streamable_http_path=PATH, host=host), database
+    )
+    return app if password is None else BearerGate(app, password)
+
+
+def serve_http(
+    server: MCPServer, *, host: str, port: int, password: str | None, database: Path | None
+) -> None:
+    """Serve MCP at http://HOST:PORT/mcp until stopped; the password, when set, as the token.
+    Raises KnowNoteError for a non-loopback address without a password."""
+    import uvicorn
+
+    app = http_app(server, host=host, password=password, database=database)
     shown = f"[{host}]" if ":" in host else host
     print(
         f"knownote: serving MCP at http://{shown}:{port}{PATH}"

@@ -147,6 +147,7 @@ def ask(
         k=_checked_k(k),
         document_ids=_scope(store, found, sources),
         chat_id=chat,
+        quoted=quoted,
     )
     return answer_json(answer, links_of(settings, found))
 

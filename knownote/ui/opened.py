@@ -16,12 +16,14 @@ from knownote.ui.common import document_text
 from knownote.ui.page import page_view
 
 CONTEXT = 600  # characters of the text shown each side of the range
+SOURCES = "Sources"  # the app's view of a notebook's sources and their text
 LINK_CARD = -1  # the "message" of the card and page widgets, so their keys meet no answer's
 
 
 def follow_link(store: Store) -> LinkedRange | None:
     """The range the page's address asks to open. The first run that sees a link chooses its
-    notebook; later runs leave the choice to the person."""
+    notebook and the Sources view, where the range shows in its source's text; later runs leave
+    both choices to the person. Call it before the view picker is drawn."""
     try:
         link = parse_link(st.query_params.to_dict())
     except RangeError as e:
@@ -33,6 +35,7 @@ def follow_link(store: Store) -> LinkedRange | None:
     if st.session_state.get("followed_link") != key:
         st.session_state["followed_link"] = key
         st.session_state["pending_notebook"] = link.notebook_id
+        st.session_state["view"] = SOURCES
     return link
 
 

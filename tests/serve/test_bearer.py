@@ -17,7 +17,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.server.mcpserver import MCPServer
 
 from knownote.errors import KnowNoteError
-from knownote.serve.bearer import serve_http
+from knownote.serve.bearer import DATABASE_PATH, http_app
 from tests.mcp_library import NOTEBOOK, ROOT, Library, assert_resolves, mcp_command, server_env
 from tests.ollama_standin import free_port
 
@@ -82,6 +82,13 @@ def test_a_request_without_the_token_is_refused_in_words(url):
     assert response.headers["www-authenticate"].startswith("Bearer")
 
 
+def test_which_database_is_served_is_said_behind_the_password(url):
+    where = url.removesuffix("/mcp") + DATABASE_PATH
+    assert httpx.get(where).status_code == 401
+    served = httpx.get(where, headers={"Authorization": f"Bearer {PASSWORD}"}).json()
+    assert served["database"].endswith("knownote.duckdb")
+
+
 def test_a_wrong_token_is_refused(url):
     wrong = {**ACCEPT, "Authorization": "Bearer guess"}
     response = httpx.post(url, json=INITIALIZE, headers=wrong)
@@ -113,4 +120,4 @@ def test_the_official_client_with_the_password_searches_and_reads(url, library: 
 
 def test_another_address_than_loopback_needs_a_password():
     with pytest.raises(KnowNoteError, match="without a password would let anyone"):
-        serve_http(MCPServer("test"), host="0.0.0.0", port=free_port(), password=None)
+        http_app(MCPServer("test"), host="0.0.0.0", password=None, database=None)

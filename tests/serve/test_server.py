@@ -109,6 +109,8 @@ def test_quoted_answer_citations_and_support_spans_resolve_as_stored(library, tm
 
     answer = anyio.run(session)
     assert answer["extractive"] and answer["citations"] and answer["supports"]
+    # Quoted because it was asked so, not because no model answers.
+    assert answer["notice"].startswith("Quoted, as asked") and "Ollama" not in answer["notice"]
     for record in answer["citations"] + answer["passages"] + answer["supports"]:
         assert_resolves(record, library.texts)
         assert record["link"].startswith(APP_URL) and record["uri"].startswith("knownote://")

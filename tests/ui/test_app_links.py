@@ -55,6 +55,9 @@ def test_a_link_marks_exactly_its_range(linked):
     at = open_link(notebook=notebook_id, source=source_id, start=start, end=start + 10)
     assert f"<mark>{text[start : start + 10]}</mark>" in shown_html(at)
     assert f'data-start="{start}" data-end="{start + 10}"' in shown_html(at)
+    # The Sources view, not the Chat a notebook with sources opens on, with the source listed.
+    assert at.radio(key="view").value == "Sources"
+    assert at.toggle(key=f"show_text_{source_id}") is not None
 
 
 def test_a_range_past_the_end_is_said_in_words(linked):
