@@ -86,9 +86,13 @@ def mcp_status(serving: Serving | None) -> None:
         return
     with st.expander("Assistants (MCP)"):
         st.caption(
-            f"Assistants and desktop clients reach this notebook over MCP at `{serving.url}` "
-            + ("with the app's password as the bearer token" if serving.password else "")
-            + ("; they may add sources and save notes." if serving.writes else "; read-only.")
+            f"Assistants and desktop clients reach this notebook over MCP at `{serving.url}`."
+            + (" The app's password is the bearer token." if serving.password else "")
+            + (
+                " They may add sources and save notes."
+                if serving.writes
+                else " They may read only (KNOWNOTE_MCP_ALLOW_WRITES=1 lets them write)."
+            )
             + " A client configured with `knownote mcp` is relayed here while the app runs."
         )
 
