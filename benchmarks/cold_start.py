@@ -3,8 +3,9 @@
     .venv/bin/python benchmarks/cold_start.py [--rounds 3]
 
 Imports two real documents into a notebook in each of two temp data folders, one with each
-embedding path (the default: the int8 graph in ONNX Runtime; and all-MiniLM-L6-v2 through
-sentence-transformers with KNOWNOTE_EMBEDDING_BACKEND=torch, the path every search took before),
+embedding path (the default: the multilingual model's int8 graph in ONNX Runtime; and
+all-MiniLM-L6-v2 through sentence-transformers with KNOWNOTE_EMBEDDING_BACKEND=torch, the path
+every search took before the ONNX graphs),
 then, alternating the two, starts fresh processes:
 `knownote search` (wall time until it has printed its hits and exited), and a Streamlit AppTest
 that opens the app, switches to Chat and asks a question (no Ollama: the quoted-passages answer),
@@ -24,6 +25,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+from knownote.settings import PACKAGED_MODEL
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT.parent / "shared" / "corpus" / "docs" / "web_text"
@@ -71,11 +74,12 @@ def main() -> None:
         for name in ("KNOWNOTE_PASSWORD", "KNOWNOTE_EMBEDDING_MODEL", "KNOWNOTE_EMBEDDING_BACKEND"):
             env.pop(name, None)
         paths = {
-            "default (int8, ONNX Runtime)": {**env, "KNOWNOTE_HOME": f"{folder}/default"},
+            "default (multilingual, int8)": {**env, "KNOWNOTE_HOME": f"{folder}/default"},
             "torch (sentence-transformers)": {
                 **env,
                 "KNOWNOTE_HOME": f"{folder}/torch",
-                "KNOWNOTE_EMBEDDING_BACKEND": "torch",  # new notebooks: all-MiniLM-L6-v2 itself
+                "KNOWNOTE_EMBEDDING_MODEL": PACKAGED_MODEL,
+                "KNOWNOTE_EMBEDDING_BACKEND": "torch",
             },
         }
         files = [str(CORPUS / name) for name in DOCUMENTS]

@@ -37,6 +37,8 @@ class StderrProgress:
             from knownote.pipeline.ingest import ocr_progress_text
 
             line = f"{label}: {ocr_progress_text(done, total)}"
+        elif stage == "model":
+            line = f"{label}: preparing the embedding model (once on this machine)"
         if line == self.last:
             return
         self.last = line

@@ -35,7 +35,7 @@ from knownote.answer.repetition import RepetitionCut
 from knownote.answer.support import support_spans
 from knownote.errors import KnowNoteError, ModelError, StreamInterrupted
 from knownote.index.embed import Embedder
-from knownote.index.language import language_name, language_of
+from knownote.index.language import NAMES, language_of
 from knownote.search.followup import queries_for, search_queries
 from knownote.search.retrieve import Hit
 from knownote.settings import Settings
@@ -187,12 +187,12 @@ def ask(
 
 
 def other_languages(store: Store, notebook_id: int, question: str) -> list[str]:
-    """The names of the notebook's source languages other than the question's ("English");
-    none when the question's language cannot be told."""
+    """The codes of the notebook's source languages other than the question's ("en"); none
+    when the question's language cannot be told."""
     asked = language_of(question)
     if asked is None:
         return []
-    return [language_name(c) for c in store.notebook_languages(notebook_id) if c != asked]
+    return [c for c in store.notebook_languages(notebook_id) if c != asked and c in NAMES]
 
 
 def _written(

@@ -10,6 +10,7 @@ from knownote.answer.cite import Answer, SourcePassage, strip_marks
 from knownote.answer.ollama_chat import ANSWER_ROOM, OllamaChat, estimate_tokens, num_ctx_for
 from knownote.answer.servers import AnswerServers
 from knownote.errors import ModelError
+from knownote.index.language import language_among, language_name, language_of
 
 SYSTEM_PROMPT = """\
 You answer questions using only the numbered passages from the user's documents that come with \
@@ -141,11 +142,12 @@ def rewrite_query(
 def translate_question(
     question: str, languages: Sequence[str], llm: Chat, model: str
 ) -> tuple[list[str], ModelError | None]:
-    """The question translated by the model into each of `languages` (names: "English"), in
-    order; what the model got wrong is left out. Returns the translations made before any
-    failure, and the failure."""
+    """The question translated by the model into each of `languages` (codes: "en"), in order;
+    replies that are no translation are left out (`translation_in`). Returns the translations
+    made before any failure, and the failure."""
     translations: list[str] = []
-    for language in languages[:MAX_TRANSLATIONS]:
+    for code in languages[:MAX_TRANSLATIONS]:
+        language = language_name(code)
         messages = [
             {"role": "system", "content": TRANSLATE_PROMPT.format(language=language)},
             {"role": "user", "content": question},
@@ -154,8 +156,21 @@ def translate_question(
             reply = llm.complete(model, messages, num_ctx_for(messages, answer_tokens=256))
         except ModelError as e:
             return translations, e
-        lines = [line.strip() for line in without_thinking(reply).splitlines() if line.strip()]
-        text = lines[0].strip("\"'“”「」 ") if lines else ""
-        if 0 < len(text) <= 400 and " ".join(text.split()) != " ".join(question.split()):
+        if (text := translation_in(reply, question, code)) is not None:
             translations.append(text)
     return translations, None
+
+
+def translation_in(reply: str, question: str, code: str) -> str | None:
+    """The translation of `question` into language `code` that a model's reply holds, or None:
+    a reply that reads more like the question's language than `code` is left out (a small model
+    often restates or answers the question in its own language, and searching those made
+    searches worse: benchmarks/translations.py), and so is the question itself."""
+    lines = [line.strip() for line in without_thinking(reply).splitlines() if line.strip()]
+    text = lines[0].strip("\"'“”「」 ") if lines else ""
+    if not 0 < len(text) <= 400 or " ".join(text.split()) == " ".join(question.split()):
+        return None
+    asked = language_of(question)
+    if asked is not None and asked != code and language_among(text, (code, asked)) != code:
+        return None
+    return text

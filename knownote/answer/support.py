@@ -10,6 +10,11 @@ just before the span (the context it leans on), lowered when a number or a name 
 is missing from the span. A best score under WEAK_SCORE is flagged "no close match": a note,
 never a verdict.
 
+With a notebook model that reads across languages (CLOSE_MEANING), a sentence in another
+language than its passages (py3langid reads both) is matched by meaning: the cosine of its
+vector and each span's, plus a little of the word score, flagged under the model's closeness.
+Only the passages such sentences cite pay for embedding their spans (once per answer).
+
 Spans are `[start, end)` into the document text, always inside the passage they come from, so
 `document.text[start:end] == passage.text[start - passage.start:end - passage.start]`.
 """
@@ -26,14 +31,11 @@ import numpy as np
 
 from knownote.answer.cite import MARK, SourcePassage, Support, strip_marks
 from knownote.index.embed import Embedder
+from knownote.index.language import language_of
 from knownote.index.tokenize import tokenize
 from knownote.settings import MULTILINGUAL
 
 WEAK_SCORE = 0.20  # best support under this is flagged; tuned with `knownote eval-support`
-# The cosine of an answer sentence's vector and a span's, per embedding model, above which they
-# say the same thing (matched by meaning, where words do not match): tuned with
-# `knownote eval-support --answers-from`. A model not named here matches by words only.
-CLOSE_MEANING = {MULTILINGUAL: 0.80}
 MISSING_NUMBER = 0.6  # factor per number of the sentence that the span lacks
 MISSING_NAME = 0.85  # factor per capitalised name of the sentence that the span lacks
 PRECISION_WEIGHT = 0.15  # a little preference for spans that hold little else
@@ -42,6 +44,27 @@ MIN_CLAUSE = 25
 MAX_SENTENCE = 400  # longer answer "sentences" (no punctuation at all) are cut at clauses
 CONTEXT_WEIGHT = 0.5  # terms of the sentence found only in the span just before count this much
 KANA_WEIGHT = 0.5  # factor on a term made only of hiragana: Japanese particles and endings
+
+
+# Per embedding model that reads across languages, the score (cosine + WORDS_ACROSS × word score)
+# under which the span of an answer sentence in another language than its passages is flagged; a
+# model not named here matches by words only. Tuned on questions 1-400 of xquad.en with answer
+# sentences in German, Spanish and Russian (`knownote eval-support
+# ../shared/corpus/qa_en/xquad.en.json --answers-from ../shared/corpus/qa_xx/xquad.de.json
+# --max-questions 400`, and xquad.es, xquad.ru): it flags 0.3-5.5% of those sentences (Russian
+# the most) and 85-86% of the unrelated ones. Within a language the words decide: the model's
+# cosines run higher there and differ by language (flagged below 0.86, unrelated sentences: 95%
+# in English, 61% in Chinese; below this 0.80: 74% and 0%).
+CLOSE_MEANING = {MULTILINGUAL: 0.80}
+# Across languages the words shared (names, numbers) add to the cosine this much: accuracy@1 on
+# those questions 0.850-0.865 (cosine alone), 0.848-0.870 (words, else cosine) -> 0.880-0.892;
+# Russian 0.808 -> 0.828.
+WORDS_ACROSS = 0.2
+# A sentence most of whose keywords the spans hold is in their language: its language is not
+# read (py3langid takes 1-3 s to load, ~0.2 ms a text). Same questions: no answer sentence of
+# another language changes span above 0.6 (0.5: German accuracy@1 -0.005); English ones: 10%
+# are under 0.74.
+SAME_LANGUAGE_SHARE = 0.6
 
 NO_CLOSE_MATCH = "no close match in the cited passages"
 NO_CLOSE_MATCH_ANY = "no close match in the passages"
@@ -275,6 +298,23 @@ class Scorer:
 
     def best(self, sentence: str, allowed: set[int] | None = None) -> tuple[int, float] | None:
         """(index into spans, score) of the best span among passages `allowed` (None: all)."""
+        score = self.scores(sentence)
+        if score is None:
+            return None
+        if allowed is not None:
+            score[~np.isin(self.passage, list(allowed))] = -1.0
+        i = int(np.argmax(score))  # the first of equals: the best-ranked passage's span
+        if score[i] < 0:
+            return None
+        return i, float(score[i])
+
+    def share(self, sentence: str) -> float:
+        """The share of the sentence's keywords that some span holds."""
+        words = terms(sentence)
+        return sum(t in self.postings for t in words) / len(words) if words else 0.0
+
+    def scores(self, sentence: str) -> np.ndarray | None:
+        """The score of every span for `sentence` (None: no keywords, or no spans)."""
         words = terms(sentence)
         if not words or not self.spans:
             return None
@@ -303,12 +343,7 @@ class Scorer:
                 if t in self.postings:
                     lacking[self.postings[t]] = False
                 score[lacking] *= factor
-        if allowed is not None:
-            score[~np.isin(self.passage, list(allowed))] = -1.0
-        i = int(np.argmax(score))  # the first of equals: the best-ranked passage's span
-        if score[i] < 0:
-            return None
-        return i, float(score[i])
+        return score
 
 
 class MeaningScorer:
@@ -322,14 +357,55 @@ class MeaningScorer:
         self.close = close
         self.passage = np.array([c.n for c in self.spans])
         self._vectors: np.ndarray | None = None
+        self._embedded = np.zeros(len(self.spans), dtype=bool)
+        self._languages: dict[int, str | None] | None = None
 
-    def best(self, sentence: str, allowed: set[int] | None = None) -> tuple[int, float] | None:
-        """(index into spans, cosine) of the closest span among passages `allowed`."""
+    def across(self, sentence: str, allowed: set[int] | None = None) -> bool:
+        """Whether the sentence is written in another language than every passage `allowed`
+        (None: all) whose language can be read."""
+        if self._languages is None:
+            texts: dict[int, list[str]] = {}
+            for c in self.spans:
+                texts.setdefault(c.n, []).append(c.text)
+            self._languages = {n: language_of(" ".join(t)) for n, t in texts.items()}
+        read = {
+            code
+            for n, code in self._languages.items()
+            if code is not None and (allowed is None or n in allowed)
+        }
+        own = language_of(sentence) if read else None
+        return own is not None and own not in read
+
+    def cosines(self, sentence: str, allowed: set[int] | None = None) -> np.ndarray:
+        """The cosine of the sentence's vector and each span's of passages `allowed` (None:
+        all); 0 for the others."""
+        # Spans are embedded when first needed (~10 ms each): only the passages cited by a
+        # sentence that needs meaning pay.
+        wanted = ~self._embedded
+        if allowed is not None:
+            wanted &= np.isin(self.passage, list(allowed))
+        if wanted.any():
+            vectors = self.embedder.embed_passages(
+                [self.spans[i].text for i in np.flatnonzero(wanted)]
+            )
+            if self._vectors is None:
+                self._vectors = np.zeros((len(self.spans), vectors.shape[1]), dtype=vectors.dtype)
+            self._vectors[wanted] = vectors
+            self._embedded |= wanted
+        if self._vectors is None:
+            return np.zeros(len(self.spans))
+        return self._vectors @ self.embedder.embed_query(sentence)
+
+    def best(
+        self, sentence: str, allowed: set[int] | None = None, words: np.ndarray | None = None
+    ) -> tuple[int, float] | None:
+        """(index into spans, score) of the closest span among passages `allowed`: the cosine,
+        plus WORDS_ACROSS times the spans' word scores `words` where given."""
         if not self.spans or not sentence.strip():
             return None
-        if self._vectors is None:  # only answers whose words match nothing pay for this
-            self._vectors = self.embedder.embed_passages([c.text for c in self.spans])
-        scores = self._vectors @ self.embedder.embed_query(sentence)
+        scores = self.cosines(sentence, allowed)
+        if words is not None:
+            scores = scores + WORDS_ACROSS * np.maximum(words, 0.0)
         if allowed is not None:
             scores[~np.isin(self.passage, list(allowed))] = -2.0
         i = int(np.argmax(scores))
@@ -345,15 +421,18 @@ def meaning_scorer(spans: Sequence[_Candidate], embedder: Embedder | None) -> Me
 def best_support(
     scorer: Scorer, meaning: MeaningScorer | None, sentence: str, allowed: set[int] | None
 ) -> tuple[int, float, bool] | None:
-    """(span, score, weak) of a sentence: by its words, or, when no span comes close by words,
-    by meaning (its score is then the cosine, weak below the model's CLOSE_MEANING)."""
+    """(span, score, weak) of a sentence: by its words, weak under WEAK_SCORE; or, written in
+    another language than its passages, by meaning and words together, weak under the model's
+    CLOSE_MEANING (few words can match, and those shared by chance, "die", "war", mislead)."""
+    if (
+        meaning is not None
+        and scorer.share(sentence) < SAME_LANGUAGE_SHARE
+        and meaning.across(sentence, allowed)
+    ):
+        found = meaning.best(sentence, allowed, scorer.scores(sentence))
+        return None if found is None else (*found, found[1] < meaning.close)
     found = scorer.best(sentence, allowed)
-    if found is not None and (found[1] >= WEAK_SCORE or meaning is None):
-        return found[0], found[1], found[1] < WEAK_SCORE
-    by_meaning = meaning.best(sentence, allowed) if meaning is not None else None
-    if by_meaning is None:
-        return None if found is None else (found[0], found[1], True)
-    return by_meaning[0], by_meaning[1], by_meaning[1] < meaning.close
+    return None if found is None else (found[0], found[1], found[1] < WEAK_SCORE)
 
 
 def support_spans(

@@ -59,6 +59,10 @@ class OnnxEmbedder:
     def dim(self) -> int:
         return self._dim
 
+    def prepared(self) -> bool:
+        """Whether the model's files are made (the first use on a machine makes them)."""
+        return self._session is not None or self.graph.exists()
+
     def _prepare(self) -> None:
         """Make the graph if this machine has not yet (once; see onnx_export)."""
         from knownote.index.onnx_export import ensure_graph
@@ -200,6 +204,9 @@ class E5Embedder(OnnxEmbedder):
         self._session = None
         self._tokenizer = None
         self._lock = threading.Lock()
+
+    def prepared(self) -> bool:
+        return self._session is not None or (self.graph.exists() and self.tokenizer_file.exists())
 
     def _prepare(self) -> None:
         from knownote.index.e5_export import ensure_files

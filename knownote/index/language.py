@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 from collections import Counter
+from collections.abc import Sequence
 
 SAMPLES = 16  # windows read across a document
 SAMPLE_CHARS = 600
@@ -68,6 +69,18 @@ def language_of(text: str) -> str | None:
     code, _ = _identifier().classify(text)
     code = _SAME.get(code, code)
     return None if code == NO_LANGUAGE else code
+
+
+def language_among(text: str, codes: Sequence[str]) -> str | None:
+    """Of `codes`, the language `text` reads most like; None when it has hardly any letters.
+    Surer than `language_of` on a short text ("How does dense passage retrieval encode
+    questions?" reads as French among all languages, as English against Chinese)."""
+    if _letters(text) < MIN_QUESTION_LETTERS:
+        return None
+    for label, _ in _identifier().rank(text):  # best first
+        if (code := _SAME.get(label, label)) in codes:
+            return code
+    return None
 
 
 def document_languages(text: str) -> tuple[str, ...]:

@@ -14,8 +14,12 @@ import os
 import warnings
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from knownote.errors import ModelError
+
+if TYPE_CHECKING:
+    import onnx
 
 OPSET = 17
 # Names the way `quantize` makes the int8 graph, in its file name: a cached graph made another
@@ -118,7 +122,12 @@ def export(model_folder: Path, target: Path) -> None:
 
 
 def quantize(
-    source: Path, target: Path, num_heads: int, hidden_size: int, opt_level: int | None = None
+    source: Path,
+    target: Path,
+    num_heads: int,
+    hidden_size: int,
+    opt_level: int | None = None,
+    every_product: bool = False,
 ) -> None:
     """The fp32 graph with its operators fused, then int8 weights on every matrix product but
     one: the first layer's feed-forward output, whose inputs have the widest range.
@@ -128,6 +137,7 @@ def quantize(
     `knownote eval` within half a point of the fp32 model at over 3x the torch path's speed;
     quantising that product too cost 0.8 point of MRR@10 on xquad.en's vector search.
     `opt_level` 0 fuses in Python only (no torch is imported to check for a GPU).
+    `every_product` quantises that product too (the multilingual graph keeps its recall so).
     """
     import onnx
     from onnxruntime.quantization import QuantType, quantize_dynamic
@@ -149,6 +159,8 @@ def quantize(
         kept = [n.name for n in nodes if "/layer.0/output/dense/" in n.name]
         if len(kept) != 1:
             raise ModelError(f"The ONNX graph {source} is not the BERT graph KnowNote exports.")
+        if every_product:
+            kept = []
         root.setLevel(logging.ERROR)
         quantize_dynamic(
             str(fused),
@@ -163,3 +175,40 @@ def quantize(
     finally:
         root.setLevel(level)
         fused.unlink(missing_ok=True)
+
+
+def unfuse_skip_layer_norm(model: onnx.ModelProto) -> int:
+    """Each SkipLayerNormalization of `model` (changed in place) becomes Sum -> LayerNormalization;
+    how many there were.
+
+    ONNX Runtime's CPU kernel for the fused node is a scalar loop, about 7x slower than the two
+    it stands for (a quarter of the multilingual graph's time). Sum rather than Add: the runtime
+    fuses Add -> LayerNormalization back when it loads the graph. LayerNormalization needs opset 17.
+    """
+    from onnx import helper
+
+    nodes, count = [], 0
+    for node in model.graph.node:
+        if node.op_type != "SkipLayerNormalization":
+            nodes.append(node)
+            continue
+        x, skip, gamma, beta, bias = (list(node.input) + [""] * 5)[:5]
+        output, _, _, total = (list(node.output) + [""] * 4)[:4]
+        epsilon = next((a.f for a in node.attribute if a.name == "epsilon"), 1e-12)
+        total = total or f"{node.name}/sum"
+        terms = [name for name in (x, skip, bias) if name]
+        nodes.append(helper.make_node("Sum", terms, [total], name=f"{node.name}/Sum"))
+        nodes.append(
+            helper.make_node(
+                "LayerNormalization",
+                [total, gamma] + ([beta] if beta else []),
+                [output],
+                name=f"{node.name}/LayerNorm",
+                axis=-1,
+                epsilon=epsilon,
+            )
+        )
+        count += 1
+    del model.graph.node[:]
+    model.graph.node.extend(nodes)
+    return count

@@ -20,10 +20,25 @@ from knownote.errors import KnowNoteError
 from knownote.index.context import CURRENT, IndexRecipe, embedding_texts, index_passages
 from knownote.index.embed import Embedder
 from knownote.index.split import split
-from knownote.search.retrieve import MODES, Scope, Tuning, rank
+from knownote.search.retrieve import (
+    FUSION_DEPTH,
+    MODES,
+    Scope,
+    Tuning,
+    fuse,
+    hybrid_rankings,
+    rank,
+)
 from knownote.store.db import Store, sha256_hex
 
 CUTOFFS = (1, 5, 10)
+# The fields of a Tuning that only the fusion of two rankings uses, at a neutral value.
+FUSION_ONLY = {
+    "dense_weight": 1.0,
+    "dense_weight_cjk": 1.0,
+    "dense_floor": 0.0,
+    "coverage_power": 0.0,
+}
 # How far (in characters) a recorded answer offset may be from the answer text's real position.
 REANCHOR_WINDOW = 20
 # JSQuAD contexts begin with "<title> [SEP] ".
@@ -327,6 +342,29 @@ class ScratchIndex:
                 self.say(f"{mode}: {j + 1}/{len(questions)} questions")
         cutoffs = tuple(c for c in CUTOFFS if c <= k) or (k,)
         return _metrics(found_at, cutoffs, k)
+
+    def score_fusions(self, tunings: Sequence[Tuning], k: int = 10) -> list[dict[str, float]]:
+        """`score("hybrid", k, tuning)` of each of `tunings`, which may differ only in how they
+        fuse (dense weights and floor, coverage power): each question is searched once."""
+        keyword_part = {dataclasses.replace(t, **FUSION_ONLY) for t in tunings}
+        if len(keyword_part) != 1:
+            raise ValueError("These tunings differ in their keyword weights, not only in fusion.")
+        questions, vectors = self.dataset.questions, self.vectors()
+        depth = max(k, FUSION_DEPTH)
+        found_at: list[list[int | None]] = [[] for _ in tunings]
+        for j, q in enumerate(questions):
+            dense, sparse = hybrid_rankings(
+                self.store, self.scope, q.text, vectors[j], depth, tunings[0]
+            )
+            for found, tuning in zip(found_at, tunings, strict=True):
+                ranked = fuse(dense, sparse, depth, tuning.for_query(q.text))[:k]
+                found.append(
+                    _first_hit(ranked, self.spans, self.document_ids[q.context], q.start, q.end)
+                )
+            if (j + 1) % 100 == 0 or j + 1 == len(questions):
+                self.say(f"fusions: {j + 1}/{len(questions)} questions")
+        cutoffs = tuple(c for c in CUTOFFS if c <= k) or (k,)
+        return [_metrics(found, cutoffs, k) for found in found_at]
 
 
 def _first_hit(

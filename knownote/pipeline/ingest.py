@@ -9,6 +9,7 @@ from pathlib import PurePath
 from knownote.errors import FileTooLarge, KnowNoteError, ModelError, NotFound, PasswordRequired
 from knownote.index.context import CURRENT, IndexRecipe, embedding_texts, index_passages
 from knownote.index.embed import Embedder
+from knownote.index.embed_onnx import OnnxEmbedder
 from knownote.index.embedders import get_embedder
 from knownote.index.language import document_languages
 from knownote.index.split import split
@@ -18,7 +19,8 @@ from knownote.read.timelimit import extract_with_time_limit
 from knownote.settings import Settings
 from knownote.store.db import Heading, Notebook, Page, Store, sha256_hex
 
-# progress(file name, stage, done, total); stages: extract, split, embed, store, and "ocr"
+# progress(file name, stage, done, total); stages: extract, split, embed, store, and "ocr" and
+# "model" (the embedding model's files made on its first use on this machine)
 # (pages read by OCR, reported during extract).
 Progress = Callable[[str, str, int, int], None]
 STAGES = ("extract", "split", "embed", "store")
@@ -150,6 +152,8 @@ def import_file(
                 f"This notebook uses the embedding model “{notebook.embedding_model}”, "
                 f"not “{embedder.name}”."
             )
+        if isinstance(embedder, OnnxEmbedder) and not embedder.prepared():
+            report("model", 0, 1)  # its files are made on first use: up to a minute
         report("embed", 0, len(passages))
         vectors = embedder.embed_passages(
             embedding_texts(text, title, passages, recipe.embedded_as),

@@ -21,6 +21,7 @@ from knownote.index.analyze import query_terms
 from knownote.index.codes import CodeIndex, load_code_index
 from knownote.index.embed import Embedder
 from knownote.index.tokenize import mostly_cjk
+from knownote.settings import MULTILINGUAL
 from knownote.store.db import Store, term_key, vectors_table
 
 MODES = ("hybrid", "vector", "keyword")
@@ -61,6 +62,7 @@ class Tuning:
     dense_weight_cjk: float = DENSE_WEIGHT_CJK
     dense_floor: float = DENSE_FLOOR
     b_cjk: float = B_CJK
+    coverage_power: float = 0.0
 
     def for_query(self, query: str) -> Tuning:
         """The weights for this question (the CJK ones for a question mostly in CJK)."""
@@ -70,8 +72,16 @@ class Tuning:
 
 
 TUNED = Tuning()
-# The weights of notebooks embedded with another model than the packaged English one.
-TUNINGS: dict[str, Tuning] = {}
+# The weights of notebooks embedded with another model than the packaged English one. The
+# multilingual model reads CJK as well as the rest, and BM25 weighs in by the share of the
+# question's words found in the scope, squared: a German question over English sources shares
+# few, and those by chance. Chosen with `benchmarks/fusion.py` (held-out questions: the first 400
+# of xquad.en, de→en and en→de, cmrc2018's and JSQuAD's 1,501-2,500): among the best by mean
+# MRR@10 (0.9268 against 0.9274 at best and 0.8679 with the English model's weights), and of
+# those the closest to the English model's.
+TUNINGS: dict[str, Tuning] = {
+    MULTILINGUAL: Tuning(dense_floor=1.0, dense_weight_cjk=1.0, coverage_power=2.0),
+}
 
 
 def tuned_for(model: str) -> Tuning:
@@ -207,6 +217,8 @@ class Ranking:
     hits: list[tuple[int, float]]
     mean: float
     std: float
+    # The share of the query's words found anywhere in the scope (keyword rankings only).
+    coverage: float = 1.0
 
 
 def vector_scores(
@@ -470,9 +482,11 @@ def keyword_ranking(
             GROUP BY f.passage_id
         ),
         moments AS (
-            SELECT sum(score) AS s1, sum(score * score) AS s2 FROM scored
+            SELECT sum(score) AS s1, sum(score * score) AS s2,
+                   (SELECT count(*) FROM df) AS found
+            FROM scored
         )
-        SELECT passage_id, score, moments.s1, moments.s2
+        SELECT passage_id, score, moments.s1, moments.s2, moments.found
         FROM (SELECT * FROM scored ORDER BY score DESC, passage_id LIMIT ?)
         CROSS JOIN moments
         ORDER BY score DESC, passage_id
@@ -497,11 +511,12 @@ def keyword_ranking(
             ],
         ).fetchall()
     if not rows:
-        return Ranking([], 0.0, 1.0)
-    s1, s2 = rows[0][2], rows[0][3]
+        return Ranking([], 0.0, 1.0, coverage=0.0)
+    s1, s2, found = rows[0][2], rows[0][3], rows[0][4]
     mean = s1 / n
     std = max(s2 / n - mean * mean, 0.0) ** 0.5
-    return Ranking([(int(r[0]), float(r[1])) for r in rows], mean, std or 1.0)
+    coverage = found / len({row[2] for row in wanted})
+    return Ranking([(int(r[0]), float(r[1])) for r in rows], mean, std or 1.0, coverage)
 
 
 def hybrid_scores(
@@ -514,13 +529,24 @@ def hybrid_scores(
 ) -> list[tuple[int, float]]:
     """Fuse the vector and keyword rankings (see `fuse`)."""
     depth = max(k, FUSION_DEPTH)
+    dense, sparse = hybrid_rankings(store, scope, query, vector, depth, tuning)
+    return fuse(dense, sparse, depth, tuning.for_query(query))[:k]
+
+
+def hybrid_rankings(
+    store: Store,
+    scope: Scope,
+    query: str,
+    vector: np.ndarray,
+    depth: int,
+    tuning: Tuning = TUNED,
+) -> tuple[Ranking, Ranking]:
+    """The vector and the keyword ranking of a hybrid search, `depth` deep, before fusion."""
     seen = look_up(store, scope)
     dense_hits = vector_scores(store, scope, vector, depth, seen)
     mean, std = vector_distribution(store, scope, vector, seen)
-    dense = Ranking(dense_hits, mean, std)
-    tuning = tuning.for_query(query)
-    sparse = keyword_ranking(store, scope, query, depth, seen, tuning)
-    return fuse(dense, sparse, depth, tuning)[:k]
+    sparse = keyword_ranking(store, scope, query, depth, seen, tuning.for_query(query))
+    return Ranking(dense_hits, mean, std), sparse
 
 
 def fuse(
@@ -534,7 +560,11 @@ def fuse(
     English embedding model ~4 (noise); on English both are informative and add up.
     A passage missing from a ranking gets that ranking's last candidate score (or 0 for BM25
     when fewer than `depth` passages matched at all).
+    BM25 weighs in by the share of the query's words the scope has at all, to the power
+    `tuning.coverage_power`: a question in another language than the sources shares few words
+    with them, and those it shares (a German "die", "war") match by chance.
     """
+    keyword_weight = sparse.coverage**tuning.coverage_power
     dense_scores = dict(dense.hits)
     sparse_scores = dict(sparse.hits)
     dense_missing = dense.hits[-1][1] if dense.hits else dense.mean
@@ -543,7 +573,8 @@ def fuse(
     for pid in dense_scores.keys() | sparse_scores.keys():
         z_dense = (dense_scores.get(pid, dense_missing) - dense.mean) / dense.std
         z_sparse = (sparse_scores.get(pid, sparse_missing) - sparse.mean) / sparse.std
-        fused[pid] = tuning.dense_weight * max(z_dense - tuning.dense_floor, 0.0) + z_sparse
+        dense_part = tuning.dense_weight * max(z_dense - tuning.dense_floor, 0.0)
+        fused[pid] = dense_part + keyword_weight * z_sparse
     return sorted(fused.items(), key=lambda item: (-item[1], item[0]))
 
 

@@ -12,6 +12,7 @@ import hashlib
 import os
 import threading
 import warnings
+from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -90,6 +91,8 @@ def term_key(term: str) -> int:
 
 # When Store.sort_terms_when_due rewrites the keyword rows: a search reads every unsorted row
 # (~200k rows take ~2 ms), and a rewrite costs ~0.6 s per million rows.
+# A source's second language is a language of its notebook when this share of sources has it.
+SECOND_LANGUAGE_SHARE = 0.1
 UNSORTED_TERMS_MIN = 200_000
 UNSORTED_TERMS_SHARE = 0.25
 
@@ -367,14 +370,18 @@ class Store:
         return [row[0] for row in rows]
 
     def notebook_languages(self, notebook_id: int) -> list[str]:
-        """The languages of the notebook's sources used in answers, the most common first."""
+        """The languages of the notebook's sources used in answers, the most common first: each
+        source's main language, and a second language held by a tenth of them at least (one
+        source's stray paragraph, a list of names read as Aragonese, is no language to ask in)."""
         rows = self._all(
-            "SELECT language, count(*) AS n FROM (SELECT unnest(languages) AS language FROM "
-            "documents WHERE notebook_id = ? AND enabled) GROUP BY language "
-            "ORDER BY n DESC, language",
+            "SELECT languages FROM documents WHERE notebook_id = ? AND enabled "
+            "AND len(languages) > 0",
             [notebook_id],
         )
-        return [row[0] for row in rows]
+        held = Counter(code for (languages,) in rows for code in languages)
+        main = {languages[0] for (languages,) in rows}
+        kept = [c for c, n in held.items() if c in main or n >= SECOND_LANGUAGE_SHARE * len(rows)]
+        return sorted(kept, key=lambda c: (-held[c], c))
 
     def set_languages(self, document_id: int, languages: Sequence[str]) -> None:
         with self.transaction() as db:

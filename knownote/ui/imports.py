@@ -40,6 +40,7 @@ STAGE_LABELS = {
     "embed": "Embedding passages",
     "store": "Saving",
     "ocr": "Reading pages by OCR",
+    "model": "Preparing the embedding model (once on this machine, about a minute)",
 }
 ACTIVE = (QUEUED, RUNNING)
 
@@ -138,7 +139,8 @@ def progress_of(job: Job) -> tuple[float, str]:
             min(job.done / job.total, 1.0) if job.total else 0.0,
             f"{job.done:,} of {job.total:,} passages{where}; search works meanwhile",
         )
-    i = STAGES.index(stage) if stage in STAGES else 0
+    # The model is prepared just before the embedding starts.
+    i = STAGES.index("embed" if stage == "model" else stage) if stage in (*STAGES, "model") else 0
     part = job.done / job.total if job.total else 0.0
     text = STAGE_LABELS.get(stage, stage)
     if stage == "ocr" and job.total:

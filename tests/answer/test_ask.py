@@ -497,6 +497,18 @@ def test_a_question_in_another_language_is_also_searched_translated(
     assert f"“{translated}”" in chats.export_markdown(store, answer.chat_id)
 
 
+def test_a_reply_that_is_no_translation_is_not_searched(store, embedder, notebook, settings, docs):
+    question = "Warum scheint ein Auto auf einem Schwerkrafthügel bergauf zu rollen?"
+    # A small model restates the question in its own language, or answers it.
+    for reply in ("Warum rollt ein Auto bergauf auf einem Hügel?", "Das ist der Fall deutsch."):
+        with OllamaStandIn(reply=lambda messages, reply=reply: reply) as server:
+            answer = ask_(
+                store, embedder, notebook, settings, question,
+                llm=OllamaChat(server.url, 10), model="llama3.2",
+            )  # fmt: skip
+        assert answer.searched == (question,)
+
+
 def test_a_question_in_the_sources_language_or_with_translation_off_is_searched_as_asked(
     store, embedder, notebook, settings, docs
 ):

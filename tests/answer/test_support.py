@@ -170,6 +170,7 @@ ENGLISH_ONLY = passages((0, HALF), cited=(1,))
         ("这种效果是由被遮挡的地平线造成的视错觉。[1]", "The effect is an optical illusion"),
         ("Die Landvermesser fanden 1998 in Schottland ein Gefälle von 1 zu 86. [1]", "Surveyors"),
         ("Автомобиль без передачи как будто катится в гору. [1]", "A car left out of gear"),
+        ("El efecto es una ilusión óptica causada por un horizonte oculto. [1]", "The effect"),
     ],
 )
 def test_an_answer_in_another_language_leans_on_the_sentence_it_restates(answer, leans_on):
@@ -194,3 +195,21 @@ def test_without_a_model_that_reads_across_languages_words_alone_decide(embedder
         "这种效果是由被遮挡的地平线造成的视错觉。[1]", ENGLISH_ONLY, embedder
     )
     assert support.weak
+
+
+def test_a_claim_in_the_passages_language_is_flagged_by_its_words_with_any_model():
+    from knownote.index.embedders import get_embedder
+
+    # Close in topic (cosine about 0.83) but said nowhere: within a language vectors are
+    # close anyway, so words decide there.
+    claim = "Magnetic fields pull cars up the slope. [1]"
+    (support,) = support_spans(claim, ENGLISH_ONLY, get_embedder("multilingual-e5-small-int8"))
+    assert support.weak
+
+
+def test_in_the_passages_language_words_decide_as_without_a_model():
+    from knownote.index.embedders import get_embedder
+
+    answer = "A car seems to roll uphill on a gravity hill [1]. 重力坡是一种视错觉。[2]"
+    multilingual = get_embedder("multilingual-e5-small-int8")
+    assert support_spans(answer, BOTH, multilingual) == support_spans(answer, BOTH)

@@ -14,7 +14,7 @@ import pytest
 
 from knownote.settings import MULTILINGUAL
 from knownote.store.db import Store
-from tests.browser.harness import Dialogs, chromium, shot, streamlit_server
+from tests.browser.harness import ask, chromium, new_notebook, shot, streamlit_server
 from tests.ollama_standin import OllamaStandIn
 
 pytestmark = pytest.mark.browser
@@ -46,27 +46,14 @@ def test_a_chinese_question_over_an_english_pdf_gets_exact_english_marks(tmp_pat
             tmp_path, OLLAMA_HOST=standin.url, KNOWNOTE_EMBEDDING_MODEL=MULTILINGUAL
         ) as server,
     ):
-        page = browser.new_page(viewport={"width": 1440, "height": 1000})
-        dialogs = Dialogs()
-        dialogs.watch(page)
-        page.goto(server.url)
-        page.get_by_text("Create a notebook in the sidebar to begin.").wait_for(timeout=60_000)
-        page.get_by_label("Name").fill("Papers")
-        page.get_by_role("button", name="Create notebook").click()
-        expect(page.get_by_role("heading", name="Papers")).to_be_visible(timeout=IMPORT_TIMEOUT)
-        uploader = page.locator('[data-testid="stFileUploaderDropzoneInput"]')
-        uploader.wait_for(state="attached", timeout=IMPORT_TIMEOUT)
-        uploader.set_input_files(str(PDF))
-        page.get_by_text("Last import").wait_for(timeout=IMPORT_TIMEOUT)
+        page, dialogs = new_notebook(browser, server, "Papers", PDF, import_timeout=IMPORT_TIMEOUT)
         # The source's language and the notebook's model are shown.
         expect(page.get_by_text("· English ·").first).to_be_visible(timeout=30_000)
         expect(page.get_by_text(f"Meaning model: {MULTILINGUAL}")).to_be_visible()
         shot(page, "languages-01-sources")
 
         page.locator('[data-testid="stRadio"] label').filter(has_text="Chat").click()
-        box = page.get_by_placeholder("Ask a question about this notebook's sources")
-        box.fill(QUESTION)
-        box.press("Enter")
+        ask(page, QUESTION)
         page.locator(".kn-card:visible").first.wait_for(timeout=ANSWER_TIMEOUT)
         expect(page.get_by_text(f"Searched for: {TRANSLATED}, and the question")).to_be_visible()
         marks = page.locator(".kn-card mark.kn-span").evaluate_all(

@@ -105,6 +105,15 @@ def test_the_files_are_made_once_and_then_only_read(e5):
     assert graph.stat().st_size < 100_000_000  # the word table stays in 4-bit blocks
 
 
+def test_the_graph_has_int8_products_and_plain_layer_norms(e5):
+    import onnx
+
+    ops = [n.op_type for n in onnx.load(str(e5.graph), load_external_data=False).graph.node]
+    # The runtime's fused skip-and-normalise kernel is the slow one (onnx_export).
+    assert "SkipLayerNormalization" not in ops and ops.count("LayerNormalization") == 25
+    assert "MatMul" not in ops and ops.count("QAttention") == 12
+
+
 def test_the_packed_file_is_read_whole(e5):
     packed = e5_export.read_packed(e5_export.packed_file())
     assert packed.config["hidden"] == 384 and packed.config["layers"] == 12

@@ -4,7 +4,15 @@ import pytest
 
 from knownote.cli import main
 from knownote.errors import KnowNoteError
-from knownote.measure.retrieval import DatasetError, evaluate, import_text, load_squad, reanchor
+from knownote.measure.retrieval import (
+    DatasetError,
+    ScratchIndex,
+    evaluate,
+    import_text,
+    load_squad,
+    reanchor,
+)
+from knownote.search.retrieve import TUNED, Tuning
 from tests.conftest import corpus_file
 
 CONTEXTS = [
@@ -118,6 +126,15 @@ def test_eval_on_a_real_question_set_subset(tmp_path, capsys):
     out = json.loads(capsys.readouterr().out)
     assert out["questions"] == 40
     assert out["modes"]["hybrid"]["recall@10"] >= 0.9
+
+
+def test_many_fusion_weights_score_as_many_hybrid_searches(embedder):
+    dataset = load_squad(corpus_file("qa_en/xquad.en.json"), max_questions=30)
+    tunings = [TUNED, Tuning(dense_weight=6.0, dense_floor=0.0), Tuning(coverage_power=3.0)]
+    with ScratchIndex(dataset, embedder) as index:
+        assert index.score_fusions(tunings) == [index.score("hybrid", 10, t) for t in tunings]
+        with pytest.raises(ValueError, match="keyword weights"):
+            index.score_fusions([TUNED, Tuning(k1=2.0)])
 
 
 def test_search_command_prints_json_hits(tmp_path, capsys, embedder):

@@ -84,6 +84,24 @@ def test_progress_goes_through_every_stage(store, notebook, settings):
     ]
 
 
+def test_a_model_made_on_first_use_says_so_before_embedding(
+    store, notebook, settings, embedder, monkeypatch
+):
+    assert embedder.prepared()  # the suite's model is made once per machine
+    monkeypatch.setattr(embedder, "prepared", lambda: False)
+    stages = []
+    import_file(
+        store,
+        notebook,
+        "note.txt",
+        b"Hello there. " * 100,
+        settings=settings,
+        embedder=embedder,
+        progress=lambda label, stage, done, total: stages.append(stage),
+    )
+    assert stages.index("model") == stages.index("embed") - 1
+
+
 def test_passage_size_is_a_setting(store, notebook, settings):
     data = ("A sentence of some length here. " * 200).encode()
     result = import_file(

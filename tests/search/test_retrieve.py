@@ -20,7 +20,9 @@ from knownote.search.retrieve import (
     Hit,
     Ranking,
     Scope,
+    Tuning,
     fuse,
+    keyword_ranking,
     keyword_scores,
     look_up,
     search,
@@ -277,6 +279,21 @@ def test_fusion_adds_agreeing_evidence():
     dense = Ranking([(1, 0.90), (2, 0.75)], mean=0.1, std=0.1)
     sparse = Ranking([(2, 10.0), (1, 9.0)], mean=0.5, std=1.0)
     assert [pid for pid, _ in fuse(dense, sparse, depth=50)] == [1, 2]
+
+
+def test_keyword_ranking_says_what_share_of_the_query_the_scope_has(store, notebook, docs):
+    scope = Scope(notebook.id)
+    assert keyword_ranking(store, scope, "mailman afternoon", 10).coverage == 1.0
+    # A German question shares one word with the English passages.
+    assert keyword_ranking(store, scope, "Wann bellte der Mailman", 10).coverage == 0.25
+    assert keyword_ranking(store, scope, "Wann bellte der Hund", 10).coverage == 0.0
+
+
+def test_fusion_weighs_keywords_by_the_share_of_the_query_found():
+    dense = Ranking([(1, 0.90), (2, 0.70)], mean=0.5, std=0.1)
+    stray = Ranking([(2, 12.0)], mean=0.1, std=1.0, coverage=0.25)
+    assert fuse(dense, stray, depth=50)[0][0] == 2
+    assert fuse(dense, stray, depth=50, tuning=Tuning(coverage_power=2.0))[0][0] == 1
 
 
 def test_migration_rebuilds_codes_for_vectors_stored_before_it(db_path, embedder):

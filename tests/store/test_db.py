@@ -161,3 +161,17 @@ def test_a_term_key_computed_in_python_is_the_one_sql_stores(store):
     ).fetchone()
     assert len(terms) > 20
     assert [term_key(term) for term in terms] == keys
+
+
+def test_a_notebooks_languages_are_its_sources_main_ones_and_common_second_ones(
+    store, small_notebook
+):
+    # Twelve English sources, one with a stray "Aragonese" list of names; two Chinese sources,
+    # one of them with English; and one German source whose second language is French.
+    kept = [("en",)] * 10 + [("en", "an"), ("zh", "en"), ("zh",), ("de", "fr")]
+    for i, languages in enumerate(kept):
+        document_id = add(store, small_notebook, data=f"file {i}".encode())
+        store.set_languages(document_id, languages)
+    assert store.notebook_languages(small_notebook.id) == ["en", "zh", "de"]
+    store.set_languages(add(store, small_notebook, data=b"file x"), ("es", "fr"))
+    assert store.notebook_languages(small_notebook.id) == ["en", "fr", "zh", "de", "es"]

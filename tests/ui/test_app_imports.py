@@ -67,6 +67,15 @@ def test_embedding_progress_counts_passages(home: Path):
     assert 0.5 < bar.proto.value / 100 < 0.75  # the third of four stages, a quarter through
 
 
+def test_a_model_made_on_first_use_is_named_in_the_progress(home: Path):
+    at = create_notebook(start(home))
+    running_job(home, "model", 0, 1)
+    at.run()
+    (bar,) = at.get("progress")
+    assert "Preparing the embedding model" in bar.proto.text
+    assert 0.5 <= bar.proto.value / 100 < 0.75  # where the embedding starts
+
+
 def test_uploads_are_listed_with_their_outcome_in_a_second_session_too(home: Path):
     first = create_notebook(start(home))
     upload(first, ("notes.txt", NOTES.encode(), "text/plain"), ("empty.pdf", b"", ""))
