@@ -163,6 +163,22 @@ def is_recording(data: bytes) -> bool:
     )
 
 
+def recording_mime(data: bytes, video: bool) -> str:
+    """The media type a browser plays a recording's bytes as."""
+    head = data[:16]
+    if head.startswith(b"OggS"):
+        return "video/ogg" if video else "audio/ogg"
+    if head.startswith(b"fLaC"):
+        return "audio/flac"
+    if head.startswith(b"\x1a\x45\xdf\xa3"):
+        return "video/webm" if video else "audio/webm"
+    if head[:4] == b"RIFF":
+        return "audio/wav"
+    if head[4:8] == b"ftyp":
+        return "video/mp4" if video else "audio/mp4"
+    return "audio/mpeg"
+
+
 def _mpeg_audio_frame(head: bytes) -> bool:
     """An MP3 without an ID3 tag: a frame sync, a known version and layer (not a UTF-16 BOM)."""
     if len(head) < 4 or head[0] != 0xFF or head[1] & 0xE0 != 0xE0 or head[:2] == b"\xff\xfe":

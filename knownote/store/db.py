@@ -468,6 +468,11 @@ class Store:
         )
         return [Timed(*row) for row in rows]
 
+    def spoken_seconds(self, document_id: int) -> float | None:
+        """When a recording's last recognised word ends (None: not a recording)."""
+        row = self._one("SELECT max(seconds_end) FROM spoken WHERE document_id = ?", [document_id])
+        return None if row is None else row[0]
+
     def time_range(self, document_id: int, start: int, end: int) -> tuple[float, float] | None:
         """When the words of `text[start:end]` were said (None: not a recording)."""
         row = self._one(
