@@ -2,9 +2,9 @@
 
 PyAV (inside faster-whisper) decodes MP3, WAV, M4A, OGG/Opus, FLAC, MP4, WebM and MKV without
 ffmpeg. The transcript is the canonical text, built word by word so that each word's range in it
-is known exactly: words are joined by a space, and by a blank line where the speaker paused for
-longer than `PARAGRAPH_PAUSE`. The model is a faster-whisper (CTranslate2) folder; nothing is
-downloaded.
+is known exactly: words are joined by a space (none where the model gives a word without one),
+and by a blank line where the speaker paused for longer than `PARAGRAPH_PAUSE`. The model is a
+faster-whisper (CTranslate2) folder; nothing is downloaded.
 """
 
 from __future__ import annotations
@@ -133,11 +133,14 @@ def transcribe(
                     continue
                 if parts:
                     pause = last_end is not None and word.start - last_end > PARAGRAPH_PAUSE
-                    separator = "\n\n" if pause else " "
+                    # A word the model gives without a space before it continues the last one
+                    # ("anti" "-gravity").
+                    attached = not word.word[:1].isspace()
+                    separator = "\n\n" if pause else "" if attached else " "
                     parts.append(separator)
                     length += len(separator)
                 parts.append(text)
-                times.append(Timed(length, length + len(text), word.start, word.end))
+                times.append(Timed(length, length + len(text), float(word.start), float(word.end)))
                 length += len(text)
                 last_end = word.end
             minute = int(segment.end // 60)
