@@ -64,3 +64,32 @@ def silence_wav(seconds: float = 5.0, rate: int = 16000) -> bytes:
         w.setframerate(rate)
         w.writeframes(b"\x00\x00" * int(seconds * rate))
     return out.getvalue()
+
+
+def with_video(wav: bytes, container: str = "webm") -> bytes:
+    """The recording with a few grey frames of video beside it (WebM: VP8 and Opus), by PyAV."""
+    import av
+    import numpy as np
+
+    out = io.BytesIO()
+    with av.open(io.BytesIO(wav)) as source, av.open(out, "w", format=container) as target:
+        seconds = source.duration / 1_000_000
+        video = target.add_stream("libvpx", rate=2)
+        video.width, video.height, video.pix_fmt = 64, 48, "yuv420p"
+        audio = target.add_stream("libopus", rate=48000)
+        audio.layout = "mono"
+        resampler = av.AudioResampler(format=audio.format.name, layout="mono", rate=48000)
+        for i in range(int(seconds * 2) + 1):
+            frame = av.VideoFrame.from_ndarray(np.full((48, 64, 3), 128, np.uint8), format="rgb24")
+            frame.pts = i
+            for packet in video.encode(frame):
+                target.mux(packet)
+        for packet in video.encode(None):
+            target.mux(packet)
+        for frame in source.decode(audio=0):
+            for resampled in resampler.resample(frame):
+                for packet in audio.encode(resampled):
+                    target.mux(packet)
+        for packet in audio.encode(None):
+            target.mux(packet)
+    return out.getvalue()

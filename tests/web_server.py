@@ -16,6 +16,7 @@ class Site:
     routes: dict[str, tuple[int, str, bytes]] = field(default_factory=dict)
     base: str = ""
     hits: list[str] = field(default_factory=list)
+    hosts: list[str] = field(default_factory=list)  # the Host header of each request
 
     def page(self, path: str, body: bytes, content_type: str = "text/html") -> str:
         self.routes[path] = (200, content_type, body)
@@ -33,6 +34,7 @@ def serve() -> Iterator[Site]:
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self) -> None:
             site.hits.append(self.path)
+            site.hosts.append(self.headers.get("Host", ""))
             status, kind, body = site.routes.get(self.path, (404, "text/plain", b"not here"))
             self.send_response(status)
             if 300 <= status < 400:

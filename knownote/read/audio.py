@@ -84,11 +84,15 @@ def duration_seconds(data: bytes) -> float | None:
 
 
 def has_video(data: bytes) -> bool:
+    """Whether the recording has pictures that move (an album cover in an MP3 does not count)."""
     import av
+    from av.stream import Disposition
 
     try:
         with av.open(io.BytesIO(data)) as container:
-            return any(s.type == "video" and s.frames != 1 for s in container.streams.video)
+            return any(
+                not (s.disposition & Disposition.attached_pic) for s in container.streams.video
+            )
     except (av.error.FFmpegError, ValueError, OSError):
         return False
 

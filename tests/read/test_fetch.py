@@ -129,3 +129,20 @@ def test_only_web_addresses_are_fetched(url):
 def test_addresses_are_told_from_files():
     assert looks_like_address("https://en.wikipedia.org/wiki/Tardigrade")
     assert not looks_like_address("notes/http.pdf")
+
+
+def test_the_connection_goes_to_the_address_checked_with_the_name_kept():
+    # The name resolves once, to the checked address; the request goes there with its Host
+    # header, so a name that resolves elsewhere a moment later (DNS rebinding) is not asked again.
+    asked = []
+
+    def resolver(host: str, port: int) -> list[str]:
+        asked.append(host)
+        return ["127.0.0.1"]
+
+    with serve() as site:
+        port = site.base.rsplit(":", 1)[1]
+        site.page("/p", b"<html><body><p>x</p></body></html>")
+        fetched = fetch(f"http://pages.test:{port}/p", allow_local=True, resolver=resolver)
+    assert asked == ["pages.test"] and site.hosts == [f"pages.test:{port}"]
+    assert fetched.final_address == f"http://pages.test:{port}/p"
