@@ -248,9 +248,9 @@ class Settings:
             _choice_env("KNOWNOTE_ALLOW_LOCAL_ADDRESSES", "0", ("0", "1")) == "1"
         ),
         metadata={
-            "help": "Fetch web addresses of this machine and of private, link-local and cloud "
-            "metadata networks too; off by default, since the server fetches on a visitor's "
-            "behalf (env KNOWNOTE_ALLOW_LOCAL_ADDRESSES=0 or 1)."
+            "help": "Fetch web addresses of this machine and of private and link-local networks "
+            "too (cloud metadata addresses never); off by default, since the server fetches on "
+            "a visitor's behalf (env KNOWNOTE_ALLOW_LOCAL_ADDRESSES=0 or 1)."
         },
     )
     fetch_timeout: float = field(

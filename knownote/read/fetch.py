@@ -1,10 +1,11 @@
 """Fetching a web page by its address: the bytes kept as the snapshot every offset points into.
 
 The server fetches on a visitor's behalf and the app may be shared on a LAN, so by default an
-address of this machine, of a private, link-local, shared (CGNAT) or cloud-metadata range is
-refused: the host's every resolved address is checked, at every redirect, and the connection goes
-to the address that was checked (the name is kept for the Host header and TLS), so a name that
-resolves differently a second time (DNS rebinding) cannot slip through.
+address of this machine, of a private, link-local or shared (CGNAT) range is refused, and a cloud
+metadata address always (it holds the machine's credentials; no test or person needs it). Every
+address the host resolves to is checked, at every redirect, and the connection goes to the
+address that was checked (the name is kept for the Host header and TLS), so a name that resolves
+differently a second time (DNS rebinding) cannot slip through.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ _METADATA = (
     ipaddress.ip_network("100.100.100.200/32"),  # Alibaba Cloud
 )
 _CGNAT = ipaddress.ip_network("100.64.0.0/10")
+METADATA = "a cloud metadata address"
 
 Resolver = Callable[[str, int], list[str]]
 
@@ -62,7 +64,7 @@ def why_refused(ip: str) -> str | None:
     if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
         address = address.ipv4_mapped
     if any(address in net for net in _METADATA if net.version == address.version):
-        return "a cloud metadata address"
+        return METADATA
     if address.is_loopback or address.is_unspecified:
         return "an address of this machine"
     if address.is_link_local:
@@ -98,17 +100,22 @@ def check_address(url: str, allow_local: bool, resolver: Resolver) -> tuple[str,
         ips = resolver(host, port)
     if not ips:
         raise FetchFailed(f"The name {host} resolves to no address. Check the address.")
-    if not allow_local:
-        for ip in ips:
-            reason = why_refused(ip)
-            if reason is not None:
-                via = "" if ip == host else f" (the name {host} resolves to {ip})"
-                raise AddressRefused(
-                    f"{url} was not fetched: it is {reason}{via}. The server does not fetch "
-                    "addresses of this machine or of private networks on a visitor's behalf. "
-                    "To allow it on a machine only you use, set allow_local_addresses "
-                    "(KNOWNOTE_ALLOW_LOCAL_ADDRESSES=1)."
-                )
+    for ip in ips:
+        reason = why_refused(ip)
+        if reason is None or (allow_local and reason != METADATA):
+            continue
+        via = "" if ip == host else f" (the name {host} resolves to {ip})"
+        if reason == METADATA:
+            raise AddressRefused(
+                f"{url} was not fetched: it is {reason}{via}, which holds this machine's cloud "
+                "credentials. KnowNote never fetches it, whatever the settings."
+            )
+        raise AddressRefused(
+            f"{url} was not fetched: it is {reason}{via}. The server does not fetch "
+            "addresses of this machine or of private networks on a visitor's behalf. "
+            "To allow it on a machine only you use, set allow_local_addresses "
+            "(KNOWNOTE_ALLOW_LOCAL_ADDRESSES=1)."
+        )
     return parts.scheme, host, port, ips[0]
 
 

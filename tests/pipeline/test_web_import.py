@@ -70,3 +70,23 @@ def test_a_refused_address_imports_nothing(store, notebook, settings):
         result = import_address(store, notebook, url, settings=settings)
     assert result.status == "failed" and "allow_local_addresses" in result.error
     assert store.documents(notebook.id) == [] and site.hits == []
+
+
+def test_an_address_in_the_import_queue_is_fetched_and_imported(store, notebook, local, embedder):
+    from knownote.pipeline.worker import ImportWorker
+    from knownote.store.jobs import FAILED, IMPORTED, WEB, JobQueue
+
+    worker = ImportWorker(JobQueue(store), local, lambda name: embedder)
+    with serve() as site:
+        url = site.page(
+            "/a", b"<html><body><main><h1>A</h1><p>Queued words.</p></main></body></html>"
+        )
+        job = worker.queue.enqueue_address(notebook.id, url, local.passage_size)
+        refused = worker.queue.enqueue_address(notebook.id, "http://169.254.169.254/", 500)
+        worker.run_once()
+        worker.run_once()
+    done = worker.queue.job(job.id)
+    assert (done.kind, done.status, done.filename) == (WEB, IMPORTED, url)
+    assert store.web_origin(done.document_id).address == url
+    failed = worker.queue.job(refused.id)
+    assert failed.status == FAILED and "cloud metadata" in failed.error

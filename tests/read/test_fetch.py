@@ -45,9 +45,10 @@ def test_this_machine_is_refused_without_the_setting():
     assert site.hits == []  # refused before connecting
 
 
-def test_cloud_metadata_address_is_refused():
+@pytest.mark.parametrize("allow_local", [False, True])
+def test_cloud_metadata_address_is_refused_whatever_the_setting(allow_local):
     with pytest.raises(AddressRefused, match="cloud metadata"):
-        fetch("http://169.254.169.254/latest/meta-data/")
+        fetch("http://169.254.169.254/latest/meta-data/", allow_local=allow_local)
 
 
 def test_a_name_resolving_to_a_private_address_is_refused():
