@@ -317,6 +317,8 @@ def cmd_search(args: argparse.Namespace, store: Store, settings: Settings) -> in
         mode=args.mode,
         document_ids=args.documents,
     )
+    from knownote.answer.cite import time_label
+
     hits = found.hits
     if found.note:  # the embedding server is down: keywords only
         print(f"knownote: {found.note}", file=sys.stderr)
@@ -330,6 +332,9 @@ def cmd_search(args: argparse.Namespace, store: Store, settings: Settings) -> in
             pages = f", p. {hit.page_start}"
             if hit.page_end is not None and hit.page_end != hit.page_start:
                 pages += f"–{hit.page_end}"
+        said = store.time_range(hit.document_id, hit.start, hit.end)
+        if said is not None:
+            pages += f", {time_label(said)}"
         print(
             f"[{n}] {hit.title} (document {hit.document_id}, passage {hit.passage_index}"
             f"{', ' + section_label(hit.section) if hit.section else ''}"

@@ -24,6 +24,7 @@ from knownote.answer.chats import (
     export_markdown,
     insert_citations,
     list_chats,
+    located,
     stale_sql,
 )
 from knownote.answer.cite import Answer, SourcePassage, Support, normalize_marks
@@ -220,10 +221,12 @@ def _with_citations(store: Store, rows: list[tuple]) -> list[Note]:
 # --- Markdown -------------------------------------------------------------------------------
 
 
-def note_markdown(note: Note) -> str:
-    """One note as Markdown: a person's note as written; a kept answer with its footnotes."""
+def note_markdown(note: Note, store: Store | None = None) -> str:
+    """One note as Markdown: a person's note as written; a kept answer with its footnotes (with
+    a `store`, its passages' times in their recordings and web pages' origins)."""
     if note.from_answer:
-        return "\n".join(answer_markdown(note.as_answer(), note.title, f"note{note.id}")[1:]) + "\n"
+        answer = note.as_answer() if store is None else located(store, note.as_answer())
+        return "\n".join(answer_markdown(answer, note.title, f"note{note.id}")[1:]) + "\n"
     return f"## {escape(note.title)}\n\n{note.body}\n"
 
 
@@ -233,7 +236,7 @@ def export_notebook(store: Store, notebook_id: int) -> str:
     out = [f"# {name}: notes and chats", ""]
     kept = notes(store, notebook_id)
     out += ["# Notes", ""] if kept else []
-    out += [note_markdown(note) for note in kept]
+    out += [note_markdown(note, store) for note in kept]
     for chat in reversed(list_chats(store, notebook_id)):
         out.append(export_markdown(store, chat.id, label=f"chat{chat.id}-"))
     return "\n".join(out)

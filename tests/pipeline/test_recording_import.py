@@ -39,3 +39,32 @@ def test_a_recording_imports_with_a_time_range_per_passage(store, notebook, sett
     header = citation_header(2, "talk.wav", None, None, passages[1].start, passages[1].end,
                              seconds=ranges[1])  # fmt: skip
     assert header.startswith("[2] talk.wav · 0:") and "–0:" in header
+
+
+def test_the_markdown_export_carries_the_time_and_the_address(store, notebook, settings, tmp_path):
+    from datetime import UTC, datetime
+
+    from knownote.answer.chats import answer_markdown, located
+    from knownote.answer.cite import Answer, SourcePassage
+    from knownote.store.db import WebOrigin
+
+    text = plain_paragraphs(corpus_file(GRAVITY_HILL).read_text(encoding="utf-8"))[1]
+    wav = speak(text, tmp_path / "talk.wav").read_bytes()
+    talk = import_file(store, notebook, "talk.wav", wav, settings=settings)
+    origin = WebOrigin(
+        "https://example.org/a", "https://example.org/a", datetime(2026, 12, 2, tzinfo=UTC)
+    )
+    page = import_file(store, notebook, "a", b"<html><body><p>A page.</p></body></html>",
+                       settings=settings, origin=origin)  # fmt: skip
+    cited = [
+        SourcePassage(n, p.id, p.document_id, "t", p.idx, p.start, p.end, None, None, p.text, True)
+        for n, p in enumerate(
+            [store.passages(talk.document_id)[0], store.passages(page.document_id)[0]], 1
+        )
+    ]
+    answer = Answer(question="q", text="An answer [1] [2].", model=None, extractive=True,
+                    incomplete=False, passages=tuple(cited))  # fmt: skip
+    markdown = "\n".join(answer_markdown(located(store, answer), "q", "1"))
+    said = store.time_range(talk.document_id, cited[0].start, cited[0].end)
+    assert f"0:{int(said[0]):02d}–0:{int(said[1]):02d}" in markdown
+    assert "fetched from https://example.org/a on 2026-12-02 00:00 UTC" in markdown
