@@ -86,7 +86,7 @@ def address_form(
     """Web pages by their address: fetched in the import queue, the page kept as it was."""
     with st.form("add_addresses", clear_on_submit=True, border=False):
         left, right = st.columns([5, 1], vertical_alignment="bottom")
-        pasted = left.text_area(
+        left.text_area(
             "Add web pages: paste addresses, one a line",
             key="addresses",
             height=68,
@@ -94,14 +94,31 @@ def address_form(
             help="Each page is fetched now and kept as it is; importing an address again adds "
             "a new version beside the old one. An address that serves a PDF imports as a PDF.",
         )
-        submitted = right.form_submit_button("Import", key="import_addresses")
-    if submitted and pasted.strip():
-        rejected = queue_addresses(worker, notebook, settings, pasted, writer)
-        if rejected:
-            st.warning(
-                "Not web addresses (they must start with http:// or https://): "
-                + ", ".join(escape_markdown(r) for r in rejected[:5])
-            )
+        right.form_submit_button(
+            "Import",
+            key="import_addresses",
+            on_click=add_addresses,
+            args=(worker, notebook, settings, writer),
+        )
+    # Kept until the next submission: the queue's progress reruns the page meanwhile.
+    rejected = st.session_state.get("addresses_rejected")
+    if rejected:
+        st.warning(
+            "Not web addresses (they must start with http:// or https://): "
+            + ", ".join(escape_markdown(r) for r in rejected[:5])
+        )
+
+
+def add_addresses(
+    worker: ImportWorker,
+    notebook: Notebook,
+    settings: Settings,
+    writer: tuple[AnswerServers, str] | None,
+) -> None:
+    pasted = st.session_state.get("addresses", "")
+    st.session_state["addresses_rejected"] = queue_addresses(
+        worker, notebook, settings, pasted, writer
+    )
 
 
 def model_row(store: Store, notebook: Notebook, settings: Settings, worker: ImportWorker) -> None:

@@ -88,3 +88,10 @@ def test_a_damaged_recording_is_refused_in_words():
 def test_a_missing_model_says_how_to_get_one(tmp_path):
     with pytest.raises(ModelMissing, match="KNOWNOTE_WHISPER_MODEL"):
         transcribe(silence_wav(1), "a.wav", SpeechOptions(model=str(tmp_path)))
+
+
+def test_the_time_limit_counts_minutes_of_a_recording():
+    from knownote.read.timelimit import count_parts
+
+    assert count_parts(silence_wav(130)) == 3  # 2 min 10 s: three minutes' worth of time
+    assert count_parts(silence_wav(5)) == 1
