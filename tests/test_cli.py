@@ -210,3 +210,23 @@ def test_mcp_is_a_command_with_its_options():
 
     args = build_parser().parse_args(["mcp", "--http", "--port", "9000", "--allow-writes"])
     assert (args.http, args.port, args.host, args.allow_writes) == (True, 9000, "127.0.0.1", True)
+
+
+def test_import_takes_web_addresses_beside_files(capsys, db, monkeypatch):
+    from tests.web_server import serve
+
+    good = corpus_file("docs/web_text/md_codeblocks.md")
+    with serve() as site:
+        url = site.page(
+            "/a", b"<html><body><main><h1>A page</h1><p>Its words.</p></main></body></html>"
+        )
+        code, out, _ = run(capsys, "--db", db, "import", "Web", url, good, "--json")
+        assert code == 1  # 127.0.0.1 is refused without the setting
+        refused = json.loads(out)[0]
+        assert (
+            refused["status"] == "failed" and "KNOWNOTE_ALLOW_LOCAL_ADDRESSES" in refused["error"]
+        )
+        monkeypatch.setenv("KNOWNOTE_ALLOW_LOCAL_ADDRESSES", "1")
+        code, out, _ = run(capsys, "--db", db, "import", "Web", url, "--json")
+    assert code == 0 and json.loads(out)[0]["status"] == "imported"
+    assert json.loads(out)[0]["file"] == url.split("://", 1)[1]

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import astuple, dataclass
+from dataclasses import astuple, dataclass, replace
 from datetime import datetime
 
 import duckdb
 
-from knownote.answer.cite import Answer, SourcePassage, Support, normalize_marks
+from knownote.answer.cite import Answer, SourcePassage, Support, normalize_marks, time_label
 from knownote.answer.ranges import SpanLinks
 from knownote.answer.support import NO_CLOSE_MATCH, NO_CLOSE_MATCH_ANY
 from knownote.errors import KnowNoteError, NotFound
@@ -328,13 +328,39 @@ def escape(text: str) -> str:
     return _MD_SPECIALS.sub(r"\\\1", text)
 
 
+def origin_label(store: Store, document_id: int) -> str:
+    """'fetched from ADDRESS (ending at FINAL) on 2026-12-02 05:10 UTC' for a web page, else ''."""
+    origin = store.web_origin(document_id)
+    if origin is None:
+        return ""
+    ended = "" if origin.final_address == origin.address else f" (ending at {origin.final_address})"
+    return f"fetched from {origin.address}{ended} on {origin.fetched_at:%Y-%m-%d %H:%M} UTC"
+
+
+def located(store: Store, answer: Answer) -> Answer:
+    """The answer with its passages' times in their recording and their web pages' origins."""
+    passages = tuple(
+        replace(
+            p,
+            seconds=store.time_range(p.document_id, p.start, p.end),
+            origin=origin_label(store, p.document_id),
+        )
+        for p in answer.passages
+    )
+    return replace(answer, passages=passages)
+
+
 def _where(p: SourcePassage) -> str:
     parts = [f"“{escape(p.title)}”"]
     if p.section:
         parts.append(escape(section_label(p.section)))
     if p.pages:
         parts.append(p.pages)
+    if p.seconds is not None:
+        parts.append(time_label(p.seconds))
     parts.append(p.chars)
+    if p.origin:
+        parts.append(escape(p.origin))
     return ", ".join(parts)
 
 
@@ -385,7 +411,7 @@ def export_markdown(store: Store, chat_id: int, label: str = "", app_url: str | 
         f"Chat {chat.id}, started {chat.created_at:%Y-%m-%d %H:%M}.",
     ]
     for turn, answer in enumerate(load_chat(store, chat_id), start=1):
-        out += answer_markdown(answer, answer.question, f"{label}{turn}", links)
+        out += answer_markdown(located(store, answer), answer.question, f"{label}{turn}", links)
     return "\n".join(out) + "\n"
 
 

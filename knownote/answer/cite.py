@@ -36,6 +36,21 @@ def page_label(page_start: int | None, page_end: int | None) -> str:
     return f"pp. {page_start}–{page_end}"
 
 
+def clock(seconds: float) -> str:
+    """'12:04', or '1:02:09' from an hour on."""
+    whole = int(seconds)
+    hours, rest = divmod(whole, 3600)
+    minutes, secs = divmod(rest, 60)
+    return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
+
+
+def time_label(seconds: tuple[float, float] | None) -> str:
+    """'12:04–12:37' for a passage of a recording, '' for anything else."""
+    if seconds is None:
+        return ""
+    return f"{clock(seconds[0])}–{clock(seconds[1])}"
+
+
 def chars_label(start: int, end: int) -> str:
     return f"chars {start:,}–{end:,}"
 
@@ -57,6 +72,8 @@ class SourcePassage:
     cited: bool
     stale: bool = False
     section: str = ""  # the passage's section path now ('' when none or no longer there)
+    seconds: tuple[float, float] | None = None  # a recording: when the passage was said
+    origin: str = ""  # a web page: where and when it was fetched
 
     @property
     def pages(self) -> str:

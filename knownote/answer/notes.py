@@ -24,6 +24,7 @@ from knownote.answer.chats import (
     export_markdown,
     insert_citations,
     list_chats,
+    located,
     stale_sql,
 )
 from knownote.answer.cite import Answer, SourcePassage, Support, normalize_marks
@@ -221,12 +222,14 @@ def _with_citations(store: Store, rows: list[tuple]) -> list[Note]:
 # --- Markdown -------------------------------------------------------------------------------
 
 
-def note_markdown(note: Note, app_url: str | None = None) -> str:
-    """One note as Markdown: a person's note as written; a kept answer with its footnotes (each
-    with a link to its range in the app at `app_url`, when given)."""
+def note_markdown(note: Note, store: Store | None = None, app_url: str | None = None) -> str:
+    """One note as Markdown: a person's note as written; a kept answer with its footnotes (with
+    a `store`, its passages' times in their recordings and web pages' origins; each with a link
+    to its range in the app at `app_url`, when given)."""
     if note.from_answer:
         links = SpanLinks(app_url, note.notebook_id) if app_url else None
-        lines = answer_markdown(note.as_answer(), note.title, f"note{note.id}", links)
+        answer = note.as_answer() if store is None else located(store, note.as_answer())
+        lines = answer_markdown(answer, note.title, f"note{note.id}", links)
         return "\n".join(lines[1:]) + "\n"
     return f"## {escape(note.title)}\n\n{note.body}\n"
 
@@ -238,7 +241,7 @@ def export_notebook(store: Store, notebook_id: int, app_url: str | None = None) 
     out = [f"# {name}: notes and chats", ""]
     kept = notes(store, notebook_id)
     out += ["# Notes", ""] if kept else []
-    out += [note_markdown(note, app_url) for note in kept]
+    out += [note_markdown(note, store, app_url) for note in kept]
     for chat in reversed(list_chats(store, notebook_id)):
         out.append(export_markdown(store, chat.id, label=f"chat{chat.id}-", app_url=app_url))
     return "\n".join(out)

@@ -49,7 +49,7 @@ def _headings(
     text = store.document_text(document_id)
     if kind == "md":
         return markdown_headings(text)
-    if kind in ("txt", "image"):
+    if kind in ("txt", "image", "audio", "video"):  # recordings: never transcribed again here
         return ()
     path = store.file_path(sha256)
     if path is None or not path.exists():
@@ -58,7 +58,7 @@ def _headings(
     if kind == "pdf":
         return _pdf_headings(store, document_id, text, data)
     try:
-        extracted = extract(data, filename, ocr=NO_OCR)
+        extracted = extract(data, filename, ocr=NO_OCR, main_content=kind == "web")
     except KnowNoteError:
         return None
     return extracted.headings if extracted.text == text else None

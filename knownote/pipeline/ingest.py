@@ -13,15 +13,19 @@ from knownote.index.embed_onnx import OnnxEmbedder
 from knownote.index.embedders import get_embedder
 from knownote.index.language import document_languages
 from knownote.index.split import split
+from knownote.read.audio import SpeechOptions
 from knownote.read.extracted import OcrLimits, page_of
+from knownote.read.fetch import fetch
 from knownote.read.sections import section_paths
+from knownote.read.sniff import is_recording
 from knownote.read.timelimit import extract_with_time_limit
 from knownote.settings import Settings
-from knownote.store.db import Heading, Notebook, Page, Store, sha256_hex
+from knownote.store.db import Heading, Notebook, Page, Store, WebOrigin, sha256_hex
 
-# progress(file name, stage, done, total); stages: extract, split, embed, store, and "ocr" and
-# "model" (the embedding model's files made on its first use on this machine)
-# (pages read by OCR, reported during extract).
+# progress(file name, stage, done, total); stages: extract, split, embed, store, and "fetch"
+# (a web address, before extract), "ocr" (pages read by OCR) and "transcribe" (minutes of a
+# recording), both reported during extract, and "model" (the embedding model's files made on its
+# first use on this machine).
 Progress = Callable[[str, str, int, int], None]
 STAGES = ("extract", "split", "embed", "store")
 
@@ -78,6 +82,62 @@ def ocr_progress_text(done: int, total: int) -> str:
     return f"Reading page {done + 1:,} of {total:,} by OCR"
 
 
+def address_label(address: str) -> str:
+    """A web address as a source's label: printable, without the scheme, bounded length."""
+    label = "".join(ch for ch in address.strip() if ch.isprintable())
+    label = label.split("://", 1)[-1].rstrip("/") or "untitled"
+    return label if len(label) <= 200 else label[:150] + "…" + label[-40:]
+
+
+def transcribe_progress_text(done: int, total: int) -> str:
+    """What the import says while a recording is transcribed."""
+    if done >= total:
+        return f"Transcribed {total:,} minutes" if total != 1 else "Transcribed 1 minute"
+    return f"Transcribing minute {done + 1:,} of {total:,}"
+
+
+def speech_options(settings: Settings) -> SpeechOptions:
+    return SpeechOptions(model=settings.whisper_model, threads=settings.whisper_threads)
+
+
+def import_address(
+    store: Store,
+    notebook: Notebook,
+    address: str,
+    *,
+    settings: Settings,
+    embedder: Embedder | None = None,
+    progress: Progress | None = None,
+) -> ImportResult:
+    """Fetch a web address and import what it serves (a page, a PDF, ...) as a new source.
+
+    The fetched bytes are kept as the source's file; the same address again is a new version
+    beside the old ones (unless nothing changed). Never raises for a problem with the address.
+    """
+    label = address_label(address)
+    if progress:
+        progress(label, "fetch", 0, 1)
+    try:
+        fetched = fetch(
+            address,
+            allow_local=settings.allow_local_addresses,
+            max_bytes=settings.max_file_mb * 1024 * 1024,
+            timeout=settings.fetch_timeout,
+        )
+    except KnowNoteError as e:
+        return ImportResult(file=label, status="failed", error=str(e))
+    return import_file(
+        store,
+        notebook,
+        label,
+        fetched.data,
+        settings=settings,
+        embedder=embedder,
+        progress=progress,
+        origin=WebOrigin(fetched.address, fetched.final_address, fetched.fetched_at),
+    )
+
+
 def get_or_create_notebook(store: Store, name: str, settings: Settings) -> Notebook:
     notebook = store.notebook_by_name(name)
     if notebook is not None:
@@ -97,12 +157,15 @@ def import_file(
     password: str | None = None,
     progress: Progress | None = None,
     recipe: IndexRecipe = CURRENT,
+    origin: WebOrigin | None = None,
 ) -> ImportResult:
     """Import one file into a notebook. Never raises for a problem with the file itself.
 
-    `recipe` says how vectors and keyword terms are made (the benchmarks compare the old way).
+    `recipe` says how vectors and keyword terms are made (the benchmarks compare the old way);
+    `origin`: the web address the bytes were fetched from (a page is then read for its main
+    content).
     """
-    label = clean_filename(filename)
+    label = clean_filename(filename) if origin is None else address_label(filename)
 
     def report(stage: str, done: int, total: int) -> None:
         if progress:
@@ -119,6 +182,7 @@ def import_file(
         if existing is not None:
             return _duplicate(label, existing.id, store)
         report("extract", 0, 1)
+        during = "transcribe" if is_recording(data) else "ocr"
         extracted = extract_with_time_limit(
             data,
             label,
@@ -127,7 +191,9 @@ def import_file(
             max_pages=settings.max_pages,
             seconds=settings.max_extract_seconds,
             ocr=ocr_limits(settings),
-            progress=lambda done, total: report("ocr", done, total),
+            progress=lambda done, total: report(during, done, total),
+            main_content=origin is not None,
+            speech=speech_options(settings),
         )
         report("split", 0, 1)
         text = extracted.text
@@ -182,6 +248,8 @@ def import_file(
                     embedded_as=recipe.embedded_as,
                     terms_as=terms_as,
                     languages=languages,
+                    times=extracted.times,
+                    origin=origin,
                 )
             finally:
                 store.discard_file_if_unused(digest)
@@ -213,6 +281,14 @@ def import_file(
 
 def _duplicate(label: str, document_id: int, store: Store) -> ImportResult:
     document = store.document(document_id)
+    origin = store.web_origin(document_id)
+    warning = f"Already in this notebook as “{document.title}”."
+    if origin is not None:
+        warning = (
+            f"Unchanged since version {origin.version}, fetched "
+            f"{origin.fetched_at:%Y-%m-%d %H:%M} UTC: already in this notebook as "
+            f"“{document.title}”."
+        )
     return ImportResult(
         file=label,
         status="duplicate",
@@ -220,5 +296,5 @@ def _duplicate(label: str, document_id: int, store: Store) -> ImportResult:
         pages=document.n_pages,
         passages=document.passages,
         chars=document.n_chars,
-        warnings=(f"Already in this notebook as “{document.title}”.",),
+        warnings=(warning,),
     )

@@ -24,6 +24,7 @@ from knownote.store.jobs import (
     IMPORTED,
     REEMBED,
     REINDEX,
+    WEB,
     Job,
     JobQueue,
 )
@@ -192,12 +193,13 @@ class ImportWorker:
         if job.kind == REEMBED:
             self._reembed(job)
             return
-        from knownote.pipeline.ingest import import_file  # here: it loads the extraction libraries
+        # here: they load the extraction libraries
+        from knownote.pipeline.ingest import import_address, import_file
 
         password = self._passwords.pop(job.id, None)
         try:
             notebook = self.queue.store.notebook(job.notebook_id)
-            data = self.queue.read_bytes(job)
+            data = b"" if job.kind == WEB else self.queue.read_bytes(job)
         except NotFound as e:
             self.queue.finish(job.id, FAILED, error=str(e))
             self._forget_if_notebook_gone(job)
@@ -211,19 +213,28 @@ class ImportWorker:
             if cancel and (stage != "store" or done == 0):
                 raise ImportCancelled
 
-        result = self._unless_stopped(
-            job,
-            lambda: import_file(
+        settings = self.settings.with_(passage_size=job.passage_size)
+        if job.kind == WEB:
+            work = lambda: import_address(  # noqa: E731
+                self.queue.store,
+                notebook,
+                job.filename,
+                settings=settings,
+                embedder=self.embedder(notebook.embedding_model),
+                progress=progress,
+            )
+        else:
+            work = lambda: import_file(  # noqa: E731
                 self.queue.store,
                 notebook,
                 job.filename,
                 data,
-                settings=self.settings.with_(passage_size=job.passage_size),
+                settings=settings,
                 embedder=self.embedder(notebook.embedding_model),
                 password=password,
                 progress=progress,
-            ),
-        )
+            )
+        result = self._unless_stopped(job, work)
         if result is None:
             return
         if result.needs_password:

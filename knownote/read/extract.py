@@ -11,6 +11,7 @@ from __future__ import annotations
 import zipfile
 
 from knownote.errors import NoTextLayer
+from knownote.read.audio import SpeechOptions, transcribe
 from knownote.read.canonical import PAGE_SEPARATOR, clean_text, good_title, locate_headings
 from knownote.read.epub import extract_epub
 from knownote.read.extracted import Extracted, OcrLimits, OcrProgress, Page, too_many_chars
@@ -27,6 +28,7 @@ from knownote.read.pdf import (
 )
 from knownote.read.sections import Heading
 from knownote.read.sniff import SUPPORTED, Decoded, detect_kind, display_name, sniff
+from knownote.read.web import web_page_text
 from knownote.read.zipcheck import check_zip
 
 __all__ = [
@@ -55,11 +57,15 @@ def extract(
     max_pages: int = 5000,
     ocr: OcrLimits | None = None,
     progress: OcrProgress | None = None,
+    main_content: bool = False,
+    speech: SpeechOptions | None = None,
 ) -> Extracted:
     """Canonical text, page ranges, title and warnings of one file; KnowNoteError if it can't.
 
     Pages without a text layer (or with a noisy OCR layer) and image files are read by OCR
-    within the `ocr` limits; `progress(done, total)` is called per page read so.
+    within the `ocr` limits; `progress(done, total)` is called per page read so, and per minute
+    of a recording transcribed (with `speech`). With `main_content` (a fetched web page), an
+    HTML page is read for its main content only (kind "web").
     """
     name = display_name(filename)
     kind, payload = sniff(data, name)
@@ -68,6 +74,8 @@ def extract(
         result = extract_pdf(data, name, password, max_chars, max_pages, ocr, progress)
     elif kind == "image":
         result = extract_image(data, name, max_chars, ocr, progress)
+    elif kind == "recording":
+        result = transcribe(data, name, speech, progress)
     elif isinstance(payload, zipfile.ZipFile):
         check_zip(payload, data, name, max_chars)
         if kind == "docx":
@@ -82,9 +90,11 @@ def extract(
             raise too_many_chars(name, max_chars)
         headings: tuple[Heading, ...] = ()
         if kind == "html":
-            body, raw_title, words = html_to_text_and_headings(
+            read = web_page_text if main_content else html_to_text_and_headings
+            body, raw_title, words = read(
                 payload.text, xml_first=payload.text.lstrip().startswith("<?xml")
             )
+            kind = "web" if main_content else kind
             text, title = clean_text(body), good_title(raw_title)
             headings = tuple(locate_headings(text, words))
         else:

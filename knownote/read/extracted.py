@@ -53,14 +53,25 @@ def page_of(page_starts: Sequence[int], pages: Sequence[Page], offset: int) -> i
 
 
 @dataclass(frozen=True)
+class Timed:
+    """A stretch of a recording's transcript and when it was said (a word, usually)."""
+
+    start: int  # str index into Extracted.text
+    end: int
+    seconds_start: float
+    seconds_end: float
+
+
+@dataclass(frozen=True)
 class Extracted:
     text: str
-    kind: str  # "pdf", "docx", "pptx", "epub", "html", "txt", "md"
+    kind: str  # "pdf", "docx", "pptx", "epub", "html", "web", "txt", "md", "audio", "video"
     pages: tuple[Page, ...]  # empty for formats without pages (docx, html, txt, md)
     title: str | None
     warnings: tuple[str, ...]
     ocr_pages: tuple[OcrPage, ...] = field(default=())  # pages read by OCR, with their boxes
     headings: tuple[Heading, ...] = field(default=())  # in text order (see sections.py)
+    times: tuple[Timed, ...] = field(default=())  # recordings: when each word was said
 
 
 def too_many_chars(name: str, max_chars: int) -> FileTooLarge:

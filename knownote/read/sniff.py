@@ -15,7 +15,8 @@ from knownote.errors import UnreadableFile, UnsupportedFile
 
 SUPPORTED = (
     "PDF, Word (.docx), PowerPoint (.pptx), EPUB, HTML, Markdown, plain text, "
-    "and scans or photos (PNG, JPEG, TIFF, WebP) read by OCR"
+    "scans or photos (PNG, JPEG, TIFF, WebP) read by OCR, and recordings "
+    "(MP3, WAV, M4A, OGG/Opus, FLAC, MP4, WebM, MKV) transcribed"
 )
 
 
@@ -151,6 +152,41 @@ ZIP_ERRORS = (
 _OLE2 = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
 
 
+def is_recording(data: bytes) -> bool:
+    """Whether the bytes are an audio or video container KnowNote transcribes."""
+    head = data[:16]
+    return (
+        head.startswith((b"ID3", b"OggS", b"fLaC", b"\x1a\x45\xdf\xa3"))  # MP3 tag, Ogg, FLAC, EBML
+        or (head[:4] == b"RIFF" and head[8:12] == b"WAVE")
+        or head[4:8] == b"ftyp"  # MP4, M4A, MOV
+        or _mpeg_audio_frame(head)
+    )
+
+
+def recording_mime(data: bytes, video: bool) -> str:
+    """The media type a browser plays a recording's bytes as."""
+    head = data[:16]
+    if head.startswith(b"OggS"):
+        return "video/ogg" if video else "audio/ogg"
+    if head.startswith(b"fLaC"):
+        return "audio/flac"
+    if head.startswith(b"\x1a\x45\xdf\xa3"):
+        return "video/webm" if video else "audio/webm"
+    if head[:4] == b"RIFF":
+        return "audio/wav"
+    if head[4:8] == b"ftyp":
+        return "video/mp4" if video else "audio/mp4"
+    return "audio/mpeg"
+
+
+def _mpeg_audio_frame(head: bytes) -> bool:
+    """An MP3 without an ID3 tag: a frame sync, a known version and layer (not a UTF-16 BOM)."""
+    if len(head) < 4 or head[0] != 0xFF or head[1] & 0xE0 != 0xE0 or head[:2] == b"\xff\xfe":
+        return False
+    version, layer, bitrate = (head[1] >> 3) & 3, (head[1] >> 1) & 3, head[2] >> 4
+    return version != 1 and layer != 0 and bitrate not in (0, 15)
+
+
 def sniff(data: bytes, name: str) -> tuple[str, zipfile.ZipFile | Decoded | None]:
     ext = _extension(name)
     if not data:
@@ -179,6 +215,8 @@ def sniff(data: bytes, name: str) -> tuple[str, zipfile.ZipFile | Decoded | None
         data[:4] == b"RIFF" and data[8:12] == b"WEBP"
     ):
         return "image", None
+    if is_recording(data):
+        return "recording", None
     if data.startswith(b"{\\rtf"):
         raise UnsupportedFile(f"{name} is an RTF file. Save it as .docx or PDF and import that.")
     if _looks_like_html(data):

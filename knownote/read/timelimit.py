@@ -14,6 +14,7 @@ many-frame image that the page count cannot see is not stopped for its length ei
 
 from __future__ import annotations
 
+import math
 import os
 import pickle
 import selectors
@@ -24,14 +25,20 @@ import time
 from pathlib import Path
 
 from knownote.errors import ExtractionTimeout, KnowNoteError, UnreadableFile
+from knownote.read.audio import SpeechOptions, duration_seconds
 from knownote.read.extracted import Extracted, OcrLimits, OcrProgress
+from knownote.read.sniff import is_recording
 
 _ROOT = str(Path(__file__).resolve().parents[1])
 STARTUP_SECONDS = 120.0
 
 
 def count_parts(data: bytes) -> int:
-    """Pages of a PDF (1 for anything else, or when the count cannot be had cheaply)."""
+    """Pages of a PDF, minutes of a recording (1 for anything else, or when the count cannot be
+    had cheaply)."""
+    if is_recording(data):
+        seconds = duration_seconds(data)
+        return max(1, math.ceil(seconds / 60)) if seconds else 1
     if not data.lstrip()[:5].startswith(b"%PDF"):
         return 1
     import pymupdf
@@ -63,7 +70,8 @@ def _child() -> None:
     try:
         extracted = extract(args["data"], args["filename"], args["password"],
                             max_chars=args["max_chars"], max_pages=args["max_pages"],
-                            ocr=args["ocr"], progress=progress)  # fmt: skip
+                            ocr=args["ocr"], progress=progress,
+                            main_content=args["main_content"], speech=args["speech"])  # fmt: skip
         result = ("done", extracted)
     except KnowNoteError as e:
         result = ("refused", e)
@@ -83,10 +91,14 @@ def extract_with_time_limit(
     label: str | None = None,
     ocr: OcrLimits | None = None,
     progress: OcrProgress | None = None,
+    main_content: bool = False,
+    speech: SpeechOptions | None = None,
 ) -> Extracted:
-    """`extract()` in a child process, stopped after `seconds` per page (see the module).
+    """`extract()` in a child process, stopped after `seconds` per page or minute of a
+    recording (see the module).
 
-    `progress(done, total)` is called in this process for each page the child reads by OCR.
+    `progress(done, total)` is called in this process for each page the child reads by OCR and
+    each minute of a recording it transcribes.
     """
     name = label or filename
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(
@@ -105,7 +117,9 @@ def extract_with_time_limit(
         try:
             child.stdin.write(pickle.dumps({"data": data, "filename": filename,
                                             "password": password, "max_chars": max_chars,
-                                            "max_pages": max_pages, "ocr": ocr}))  # fmt: skip
+                                            "max_pages": max_pages, "ocr": ocr,
+                                            "main_content": main_content,
+                                            "speech": speech}))  # fmt: skip
             child.stdin.close()
         except BrokenPipeError:
             pass
@@ -137,7 +151,8 @@ def extract_with_time_limit(
                         )
                     raise ExtractionTimeout(
                         f"{name} took longer than {limit:,.0f} seconds to read ({seconds:g} "
-                        "seconds per page, setting max_extract_seconds), so reading it was "
+                        "seconds per page or minute of recording, setting max_extract_seconds), "
+                        "so reading it was "
                         "stopped. The file may be built to hang readers; nothing was imported."
                     )
                 chunk = os.read(child.stdout.fileno(), 1 << 20)

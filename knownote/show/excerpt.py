@@ -13,7 +13,7 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
-from knownote.answer.cite import Support, chars_label, page_label
+from knownote.answer.cite import Support, chars_label, page_label, time_label
 from knownote.answer.support import NO_CLOSE_MATCH, NO_CLOSE_MATCH_ANY, SUGGESTED
 from knownote.read.sections import section_label
 
@@ -33,6 +33,8 @@ STYLE = """<style>
   margin:0 0 .7rem 0;background:rgba(250,250,252,.9);scroll-margin-top:4rem}
 .kn-card:target{border-color:#c9a227;box-shadow:0 0 0 2px rgba(201,162,39,.25)}
 .kn-head{font-size:.8rem;font-weight:600;color:rgba(49,51,63,.8);margin-bottom:.35rem;
+  overflow-wrap:anywhere}
+.kn-origin{font-size:.75rem;color:rgba(49,51,63,.6);margin:-.2rem 0 .35rem 0;
   overflow-wrap:anywhere}
 .kn-excerpt{font-size:.85rem;line-height:1.45;white-space:pre-wrap;overflow-wrap:anywhere;
   color:rgba(49,51,63,.75);max-height:16rem;overflow-y:auto}
@@ -100,13 +102,16 @@ def citation_header(
     start: int,
     end: int,
     section: str = "",
+    seconds: tuple[float, float] | None = None,
 ) -> str:
-    """Plain text such as '[2] paper.pdf · §3.2 Training · p. 14 · chars 8,120–8,247' (not
-    escaped); without the number when `n` is 0 (a range opened from a link)."""
+    """Plain text such as '[2] paper.pdf · §3.2 Training · p. 14 · chars 8,120–8,247', or for a
+    recording '[1] lecture.mp3 · 12:04–12:37 · chars ...' (not escaped); without the number when
+    `n` is 0 (a range opened from a link)."""
     parts = [
         f"[{n}] {title}" if n else title,
         section_label(section),
         page_label(page_start, page_end),
+        time_label(seconds),
         chars_label(start, end),
     ]
     return " · ".join(part for part in parts if part)
@@ -270,14 +275,17 @@ def card_html(
     ocr: bool = False,
     reflow: bool = False,
     section: str = "",
+    seconds: tuple[float, float] | None = None,
+    origin: str = "",
 ) -> str:
     """One citation card: anchor, header and highlighted excerpt (or a stale notice).
 
     `document_text` is the document's current extracted text, or None when it was deleted.
     The passage is highlighted only when that text still holds `passage_text` at [start, end).
-    `ocr` marks a passage whose text was read by OCR from a page image.
+    `ocr` marks a passage whose text was read by OCR from a page image; `seconds` is when a
+    recording's passage was said, `origin` where and when a web page was fetched.
     """
-    header = citation_header(n, title, page_start, page_end, start, end, section)
+    header = citation_header(n, title, page_start, page_end, start, end, section, seconds)
     stale = stale or document_text is None or is_stale(document_text, start, end, passage_text)
     attrs = (
         f'class="kn-card" id="{anchor_id(message_id, n)}" data-n="{int(n)}" '
@@ -291,7 +299,10 @@ def card_html(
     else:
         body = excerpt_html(document_text, start, end, context, spans, reflow)
     label = f'<span class="kn-ocr" title="{html.escape(OCR_TITLE)}">OCR</span>' if ocr else ""
-    return f'<div {attrs}><div class="kn-head">{html.escape(header)}{label}</div>{body}</div>'
+    fetched = f'<div class="kn-origin">{html.escape(origin)}</div>' if origin else ""
+    return (
+        f'<div {attrs}><div class="kn-head">{html.escape(header)}{label}</div>{fetched}{body}</div>'
+    )
 
 
 def answer_html(

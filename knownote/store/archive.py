@@ -41,7 +41,7 @@ from knownote.store.db import (
 )
 
 FORMAT = "knownote-notebook"
-VERSION = 3  # 2: notes; 3: headings and passages.section
+VERSION = 4  # 2: notes; 3: headings and passages.section; 4: web pages' origins, spoken words
 MANIFEST = "manifest.json"
 MAX_MANIFEST_BYTES = 16 * 1024 * 1024
 # Deflate reaches about 1000:1 at best; real tables and documents stay far below this.
@@ -111,6 +111,10 @@ TABLES: list[Table] = [
           refs={"note_id": "notes"}, loose={"document_id": ("documents", 0)}, since=2),
     Table("headings", _IN_DOCUMENTS, 'document_id, start, level, "end"',
           refs={"document_id": "documents"}, since=3),
+    Table("web_pages", _IN_DOCUMENTS, "document_id", refs={"document_id": "documents"},
+          since=4),
+    Table("spoken", _IN_DOCUMENTS, "document_id, start", refs={"document_id": "documents"},
+          since=4),
 ]  # fmt: skip
 _BY_NAME = {t.name: t for t in TABLES}
 _ENTRY = re.compile(r"(tables/(?P<table>[a-z_]+)\.arrow|sources/(?P<sha>[0-9a-f]{64}))")

@@ -35,6 +35,8 @@ REFERENCES = [
     ("note_passages", "note_id", "notes", "id"),
     ("note_supports", "note_id", "notes", "id"),
     ("headings", "document_id", "documents", "id"),
+    ("spoken", "document_id", "documents", "id"),
+    ("web_pages", "document_id", "documents", "id"),
     ("reembeds", "notebook_id", "notebooks", "id"),
 ]
 

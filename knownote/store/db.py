@@ -15,6 +15,7 @@ import warnings
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 
 import duckdb
@@ -24,7 +25,7 @@ import pyarrow as pa
 from knownote.errors import DatabaseInUse, DiskFull, KnowNoteError, NotFound
 from knownote.index.codes import insert_codes
 from knownote.index.context import NewPassage
-from knownote.read.extracted import OcrPage, Page
+from knownote.read.extracted import OcrPage, Page, Timed
 from knownote.read.sections import Heading
 from knownote.store.migrations import migrate
 
@@ -59,6 +60,16 @@ class Document:
     # ISO 639-1 codes, the main language first (knownote.index.language); () when the text has
     # too few letters to tell, None when not read yet (imported before languages were kept).
     languages: tuple[str, ...] | None = None
+
+
+@dataclass(frozen=True)
+class WebOrigin:
+    """Where a source imported by its address came from, and when."""
+
+    address: str
+    final_address: str
+    fetched_at: datetime  # UTC
+    version: int = 1  # among the notebook's imports of the same address
 
 
 @dataclass(frozen=True)
@@ -435,6 +446,49 @@ class Store:
         )
         return [Page(*row) for row in rows]
 
+    def web_origin(self, document_id: int) -> WebOrigin | None:
+        """The address a source was fetched from, when it was imported by one."""
+        row = self._one(
+            "SELECT address, final_address, fetched_at, version FROM web_pages "
+            "WHERE document_id = ?",
+            [document_id],
+        )
+        return (
+            None if row is None else WebOrigin(row[0], row[1], row[2].replace(tzinfo=UTC), row[3])
+        )
+
+    def versions(self, notebook_id: int, address: str) -> list[tuple[int, WebOrigin]]:
+        """The notebook's sources fetched from `address`, oldest first."""
+        rows = self._all(
+            "SELECT w.document_id, w.address, w.final_address, w.fetched_at, w.version "
+            "FROM web_pages w JOIN documents d ON d.id = w.document_id "
+            "WHERE d.notebook_id = ? AND w.address = ? ORDER BY w.version",
+            [notebook_id, address],
+        )
+        return [(r[0], WebOrigin(r[1], r[2], r[3].replace(tzinfo=UTC), r[4])) for r in rows]
+
+    def spoken(self, document_id: int) -> list[Timed]:
+        rows = self._all(
+            'SELECT start, "end", seconds_start, seconds_end FROM spoken WHERE document_id = ? '
+            "ORDER BY start",
+            [document_id],
+        )
+        return [Timed(*row) for row in rows]
+
+    def spoken_seconds(self, document_id: int) -> float | None:
+        """When a recording's last recognised word ends (None: not a recording)."""
+        row = self._one("SELECT max(seconds_end) FROM spoken WHERE document_id = ?", [document_id])
+        return None if row is None else row[0]
+
+    def time_range(self, document_id: int, start: int, end: int) -> tuple[float, float] | None:
+        """When the words of `text[start:end]` were said (None: not a recording)."""
+        row = self._one(
+            "SELECT min(seconds_start), max(seconds_end) FROM spoken WHERE document_id = ? "
+            'AND "end" > ? AND start < ?',
+            [document_id, start, end],
+        )
+        return None if row is None or row[0] is None else (row[0], row[1])
+
     def passages(self, document_id: int) -> list[Passage]:
         rows = self._all(
             'SELECT id, document_id, idx, start, "end", page_start, page_end, text, section '
@@ -466,8 +520,13 @@ class Store:
         embedded_as: str = "text",
         terms_as: str = "words",
         languages: Sequence[str] | None = None,
+        times: Sequence[Timed] = (),
+        origin: WebOrigin | None = None,
     ) -> int | None:
         """Store a document with all its passages in one transaction.
+
+        `times`: a recording's words and when they were said; `origin`: a web page's address
+        (its version is counted here, in the transaction).
 
         Returns the new document id, or None when the notebook already holds this file. Raises
         NotFound when the notebook is gone (deleted by another session while the file was read).
@@ -517,6 +576,26 @@ class Store:
                     [(document_id, p.number, p.start, p.end) for p in pages],
                 )
             _insert_headings(db, document_id, headings)
+            if times:
+                db.executemany(
+                    'INSERT INTO spoken (document_id, start, "end", seconds_start, seconds_end) '
+                    "VALUES (?, ?, ?, ?, ?)",
+                    [(document_id, t.start, t.end, t.seconds_start, t.seconds_end) for t in times],
+                )
+            if origin is not None:
+                db.execute(
+                    "INSERT INTO web_pages (document_id, address, final_address, fetched_at, "
+                    "version) SELECT ?, ?, ?, ?, 1 + count(*) FROM web_pages w JOIN documents d "
+                    "ON d.id = w.document_id WHERE d.notebook_id = ? AND w.address = ?",
+                    [
+                        document_id,
+                        origin.address,
+                        origin.final_address,
+                        origin.fetched_at.replace(tzinfo=None),
+                        notebook_id,
+                        origin.address,
+                    ],
+                )
             if passages:
                 self._insert_passages(db, notebook_id, document_id, text, passages, vectors, table)
             if ocr_pages:
@@ -758,6 +837,8 @@ class Store:
         db.execute("DELETE FROM pages WHERE document_id = ?", [document_id])
         db.execute("DELETE FROM headings WHERE document_id = ?", [document_id])
         db.execute("DELETE FROM ocr_pages WHERE document_id = ?", [document_id])
+        db.execute("DELETE FROM spoken WHERE document_id = ?", [document_id])
+        db.execute("DELETE FROM web_pages WHERE document_id = ?", [document_id])
         db.execute("DELETE FROM document_overviews WHERE document_id = ?", [document_id])
         db.execute("DELETE FROM documents WHERE id = ?", [document_id])
 

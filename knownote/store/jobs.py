@@ -35,6 +35,8 @@ REINDEX_LABEL = "Re-indexing sources for titles and sections"
 # `reembeds`); like a re-index, no file, progress in passages.
 REEMBED = "reembed"
 NOTEBOOK_JOBS = (REINDEX, REEMBED)
+# A web address to fetch and import: the address is the job's file name; no bytes wait.
+WEB = "web"
 
 
 @dataclass(frozen=True)
@@ -141,6 +143,16 @@ class JobQueue:
                 "INSERT INTO import_jobs (notebook_id, filename, sha256, size, passage_size) "
                 "VALUES (?, ?, ?, ?, ?) RETURNING id",
                 [notebook_id, filename, digest, len(data), passage_size],
+            ).fetchone()
+        return self.job(job_id)
+
+    def enqueue_address(self, notebook_id: int, address: str, passage_size: int) -> Job:
+        """Add a queued job that fetches `address` and imports what it serves."""
+        with self.store.lock:
+            (job_id,) = self.store.db.execute(
+                "INSERT INTO import_jobs (notebook_id, filename, sha256, size, passage_size, "
+                "kind) VALUES (?, ?, '', 0, ?, ?) RETURNING id",
+                [notebook_id, address, passage_size, WEB],
             ).fetchone()
         return self.job(job_id)
 

@@ -457,6 +457,37 @@ def m023_reembeds(db: duckdb.DuckDBPyConnection) -> None:
     )
 
 
+def m024_web_pages_and_recordings(db: duckdb.DuckDBPyConnection) -> None:
+    # A page imported by its address: the address asked for, where its redirects ended, when it
+    # was fetched, and its version among the notebook's imports of the same address (the
+    # fetched bytes are the kept file, as for an upload).
+    db.execute(
+        """
+        CREATE TABLE web_pages (
+            document_id BIGINT PRIMARY KEY,
+            address VARCHAR NOT NULL,
+            final_address VARCHAR NOT NULL,
+            fetched_at TIMESTAMP NOT NULL,
+            version INTEGER NOT NULL
+        )
+        """
+    )
+    db.execute("CREATE INDEX web_pages_address ON web_pages (address)")
+    # A recording's transcript: for each word, its range of the text and when it was said, as
+    # `pages` holds each page's range; a passage's time range comes from the words it holds.
+    db.execute(
+        """
+        CREATE TABLE spoken (
+            document_id BIGINT NOT NULL,
+            start INTEGER NOT NULL,
+            "end" INTEGER NOT NULL,
+            seconds_start DOUBLE NOT NULL,
+            seconds_end DOUBLE NOT NULL
+        )
+        """
+    )
+
+
 MIGRATIONS: list[Migration] = [
     m001_documents_and_passages,
     m002_chats,
@@ -478,6 +509,7 @@ MIGRATIONS: list[Migration] = [
     m021_term_rows_carry_passage_length,
     m022_document_languages,
     m023_reembeds,
+    m024_web_pages_and_recordings,
 ]
 
 

@@ -10,10 +10,17 @@ import streamlit as st
 
 from knownote.answer import notes
 from knownote.answer.ask import Answer, SourcePassage, ask
-from knownote.answer.chats import delete_chat, export_markdown, list_chats, load_chat
+from knownote.answer.chats import (
+    delete_chat,
+    export_markdown,
+    list_chats,
+    load_chat,
+    origin_label,
+)
 from knownote.answer.servers import AnswerServers
 from knownote.errors import KnowNoteError, NotFound
 from knownote.index.embed import Embedder
+from knownote.read.sniff import recording_mime
 from knownote.settings import Settings
 from knownote.show.excerpt import answer_html, card_html, card_spans, escape_markdown, span_anchors
 from knownote.store.db import Notebook, Store
@@ -245,6 +252,7 @@ def show_answer(store: Store, answer: Answer, notebook_id: int | None = None) ->
     with right:
         for passage in cited:
             st.html(card(store, answer, passage))
+            player(store, passage)
             page_view(
                 store, answer.message_id or 0, passage, shown=True, spans=spans(answer, passage)
             )
@@ -281,7 +289,27 @@ def card(store: Store, answer: Answer, passage: SourcePassage) -> str:
         ocr=read_by_ocr(store, passage),
         reflow=page_text(store, passage),
         section=passage.section,
+        seconds=store.time_range(passage.document_id, passage.start, passage.end),
+        origin=origin_label(store, passage.document_id),
     )
+
+
+def player(store: Store, passage: SourcePassage) -> None:
+    """A cited passage of a recording: its audio or video, starting at the passage's first
+    second (the recording is the kept file)."""
+    if passage.stale:
+        return
+    seconds = store.time_range(passage.document_id, passage.start, passage.end)
+    if seconds is None:
+        return
+    try:
+        document = store.document(passage.document_id)
+        data = store.read_file(document.sha256)
+    except NotFound:
+        return
+    video = document.kind == "video"
+    play = st.video if video else st.audio
+    play(data, format=recording_mime(data, video), start_time=int(seconds[0]))
 
 
 def page_text(store: Store, passage: SourcePassage) -> bool:

@@ -11,8 +11,14 @@ import streamlit as st
 from streamlit.runtime.uploaded_file_manager import UploadedFile
 
 from knownote.answer.servers import AnswerServers
-from knownote.pipeline.ingest import STAGES, clean_filename, ocr_progress_text
+from knownote.pipeline.ingest import (
+    STAGES,
+    clean_filename,
+    ocr_progress_text,
+    transcribe_progress_text,
+)
 from knownote.pipeline.worker import ImportWorker
+from knownote.read.fetch import looks_like_address
 from knownote.settings import Settings
 from knownote.show.excerpt import escape_markdown
 from knownote.store.db import Notebook
@@ -40,6 +46,8 @@ STAGE_LABELS = {
     "embed": "Embedding passages",
     "store": "Saving",
     "ocr": "Reading pages by OCR",
+    "fetch": "Fetching the page",
+    "transcribe": "Transcribing",
     "model": "Preparing the embedding model (once on this machine, about a minute)",
 }
 ACTIVE = (QUEUED, RUNNING)
@@ -62,6 +70,26 @@ def queue_uploads(
             worker.overview_after(job.id, *writer)
     worker.wake()
     release(files)  # their bytes wait on disk now; memory holds uploads only until queued
+
+
+def queue_addresses(
+    worker: ImportWorker,
+    notebook: Notebook,
+    settings: Settings,
+    pasted: str,
+    writer: tuple[AnswerServers, str] | None = None,
+) -> list[str]:
+    """Queue each web address of `pasted` (one a line, or separated by spaces); return the
+    pieces that are not web addresses, to say so."""
+    addresses, rejected = [], []
+    for piece in pasted.split():
+        (addresses if looks_like_address(piece) else rejected).append(piece)
+    for address in dict.fromkeys(addresses):
+        job = worker.queue.enqueue_address(notebook.id, address, settings.passage_size)
+        if writer is not None:
+            worker.overview_after(job.id, *writer)
+    worker.wake()
+    return rejected
 
 
 def import_panel(worker: ImportWorker, notebook: Notebook) -> None:
@@ -145,6 +173,10 @@ def progress_of(job: Job) -> tuple[float, str]:
     text = STAGE_LABELS.get(stage, stage)
     if stage == "ocr" and job.total:
         return min(part / len(STAGES), 1.0), ocr_progress_text(job.done, job.total)
+    if stage == "transcribe" and job.total:
+        return min(part / len(STAGES), 1.0), transcribe_progress_text(job.done, job.total)
+    if stage == "fetch":
+        return 0.0, STAGE_LABELS["fetch"]
     if job.total > 1 and f"{job.done:,}" not in text and str(job.done) not in text:
         text += f" ({job.done:,} of {job.total:,})"
     return min((i + part) / len(STAGES), 1.0), text

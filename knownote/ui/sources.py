@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import streamlit as st
 
+from knownote.answer.chats import origin_label
+from knownote.answer.cite import clock
 from knownote.answer.servers import AnswerServers
 from knownote.errors import NotFound
 from knownote.index.embedders import describe_model
@@ -22,7 +24,7 @@ from knownote.ui.common import (
     document_text,
     set_confirm,
 )
-from knownote.ui.imports import import_panel, queue_uploads
+from knownote.ui.imports import import_panel, queue_addresses, queue_uploads
 
 OLD_INDEX = (
     "Indexed without its title and sections: searched as before until the re-index above "
@@ -59,16 +61,64 @@ def sources_view(
         st.session_state["upload_round"] = round_ + 1  # a fresh, empty uploader
         st.rerun()
 
+    address_form(worker, notebook, settings, writer)
     import_panel(worker, notebook)
     model_row(store, notebook, settings, worker)
     documents = store.documents(notebook.id)
     if not documents:
-        st.caption("No sources yet. Add PDFs, Word, PowerPoint, EPUB, HTML, Markdown or text.")
+        st.caption(
+            "No sources yet. Add PDFs, Word, PowerPoint, EPUB, HTML, Markdown or text, "
+            "recordings, or web pages by their address."
+        )
         return
     enabled = sum(d.enabled for d in documents)
     st.subheader(f"{count(len(documents), 'source')} · {enabled} used in answers", anchor=False)
     for document in find_and_sort(documents):
         document_row(store, document)
+
+
+def address_form(
+    worker: ImportWorker,
+    notebook: Notebook,
+    settings: Settings,
+    writer: tuple[AnswerServers, str] | None,
+) -> None:
+    """Web pages by their address: fetched in the import queue, the page kept as it was."""
+    with st.form("add_addresses", clear_on_submit=True, border=False):
+        left, right = st.columns([5, 1], vertical_alignment="bottom")
+        left.text_area(
+            "Add web pages: paste addresses, one a line",
+            key="addresses",
+            height=68,
+            placeholder="https://en.wikipedia.org/wiki/Tardigrade",
+            help="Each page is fetched now and kept as it is; importing an address again adds "
+            "a new version beside the old one. An address that serves a PDF imports as a PDF.",
+        )
+        right.form_submit_button(
+            "Import",
+            key="import_addresses",
+            on_click=add_addresses,
+            args=(worker, notebook, settings, writer),
+        )
+    # Kept until the next submission: the queue's progress reruns the page meanwhile.
+    rejected = st.session_state.get("addresses_rejected")
+    if rejected:
+        st.warning(
+            "Not web addresses (they must start with http:// or https://): "
+            + ", ".join(escape_markdown(r) for r in rejected[:5])
+        )
+
+
+def add_addresses(
+    worker: ImportWorker,
+    notebook: Notebook,
+    settings: Settings,
+    writer: tuple[AnswerServers, str] | None,
+) -> None:
+    pasted = st.session_state.get("addresses", "")
+    st.session_state["addresses_rejected"] = queue_addresses(
+        worker, notebook, settings, pasted, writer
+    )
 
 
 def model_row(store: Store, notebook: Notebook, settings: Settings, worker: ImportWorker) -> None:
@@ -147,6 +197,14 @@ def document_row(store: Store, document: Document) -> None:
             f"{count(document.passages, 'passage')}{split} · "
             f"{count(document.n_chars, 'character')}"
         )
+        origin = store.web_origin(document.id)
+        if origin is not None:
+            info.caption(
+                f"Version {origin.version}, {escape_markdown(origin_label(store, document.id))}"
+            )
+        spoken = store.spoken_seconds(document.id) if document.kind in ("audio", "video") else None
+        if spoken is not None:
+            info.caption(f"Recording, speech transcribed up to {clock(spoken)}")
         for warning in document.warnings:
             info.caption(f"⚠ {escape_markdown(warning)}")
         if is_stale(document):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from dataclasses import replace
 from pathlib import Path
 
 import duckdb
@@ -303,6 +304,30 @@ def test_an_empty_notebook_round_trips(store, notebook, tmp_path, fresh):
     result = import_notebook(fresh, target, max_bytes=MAX)
     assert fresh.notebook(result.notebook_id).embedding_model == notebook.embedding_model
     assert notebook_digests(fresh, result.notebook_id) == notebook_digests(store, notebook.id)
+
+
+def test_a_web_page_s_origin_and_a_recording_s_times_round_trip(store, notebook, tmp_path, fresh):
+    from datetime import UTC, datetime
+
+    from knownote.store.db import WebOrigin
+
+    settings = Settings(home=tmp_path)
+    origin = WebOrigin(
+        "https://example.org/a", "https://example.org/b", datetime(2026, 12, 2, tzinfo=UTC)
+    )
+    web = import_file(store, notebook, "a", b"<html><body><p>A page.</p></body></html>",
+                      settings=settings, origin=origin)  # fmt: skip
+    talk = import_file(store, notebook, "talk.txt", b"Words said.", settings=settings)
+    assert web.status == talk.status == "imported"
+    with store.transaction() as db:  # a recording's words, as the import of one stores them
+        db.execute("INSERT INTO spoken VALUES (?, 0, 5, 1.5, 2.0), (?, 6, 11, 2.0, 2.5)",
+                   [talk.document_id, talk.document_id])  # fmt: skip
+    target = tmp_path / "web.knownote"
+    export_notebook(store, notebook.id, target)
+    result = import_notebook(fresh, target, max_bytes=MAX)
+    ids = {d.filename: d.id for d in fresh.documents(result.notebook_id)}
+    assert fresh.web_origin(ids["a"]) == replace(origin, version=1)
+    assert fresh.time_range(ids["talk.txt"], 0, 11) == (1.5, 2.5)
 
 
 def cited(p, title: str) -> SourcePassage:

@@ -136,3 +136,27 @@ def test_a_running_reindex_shows_passages_done_and_that_search_works(home: Path)
     (bar,) = at.get("progress")
     assert "256 of 1,000 passages; now book\\.pdf; search works meanwhile" in bar.proto.text
     assert bar.proto.value == 25
+
+
+def test_transcription_progress_counts_minutes(home: Path):
+    at = create_notebook(start(home))
+    running_job(home, "transcribe", 11, 48)
+    at.run()
+    (bar,) = at.get("progress")
+    assert "Transcribing minute 12 of 48" in bar.proto.text
+
+
+def test_pasted_addresses_are_queued_and_other_words_named(home: Path):
+    at = sources(create_notebook(start(home)))
+    # Private addresses: the app's worker refuses them without connecting anywhere.
+    at.text_area(key="addresses").set_value(
+        "http://10.0.0.1/a\nnotes.pdf http://10.0.0.2/b\nhttp://10.0.0.1/a"
+    )
+    at.button(key="import_addresses").click().run()
+    assert not at.exception
+    assert any("notes" in w.value and "10.0.0" not in w.value for w in at.warning)
+    queue = JobQueue(store_for(home))
+    assert sorted((job.kind, job.filename) for job in queue.jobs()) == [
+        ("web", "http://10.0.0.1/a"),
+        ("web", "http://10.0.0.2/b"),
+    ]
