@@ -14,16 +14,33 @@ import duckdb
 import numpy as np
 import pyarrow as pa
 
+from knownote.index.code_centers import CENTERS
+
 CODE_BITS = 384  # six 64-bit words a passage, whatever the model's dimension
 
 
-def binary_codes(vectors: np.ndarray) -> np.ndarray:
-    """Sign bits of each vector as six 64-bit words (int64: DuckDB counts BIGINT bits fastest).
+def binary_codes(vectors: np.ndarray, center: np.ndarray | None = None) -> np.ndarray:
+    """Sign bits of each vector as six 64-bit words (int64: DuckDB counts BIGINT bits fastest),
+    taken around `center` (the model's, `code_center`; None: zero).
 
     Vectors of another dimension than 384 are first multiplied by a fixed random matrix, so the
     bits are random hyperplane hashes (the Hamming distance still tracks the angle).
     """
-    return _pack(_project(np.atleast_2d(np.asarray(vectors, dtype=np.float32))))
+    return _pack(_project(_around(vectors, center)))
+
+
+def _around(vectors: np.ndarray, center: np.ndarray | None) -> np.ndarray:
+    x = np.atleast_2d(np.asarray(vectors, dtype=np.float32))
+    return x if center is None else x - center
+
+
+def code_center(db: duckdb.DuckDBPyConnection, notebook_id: int) -> np.ndarray | None:
+    """The centre the codes of a notebook's vectors are taken around: its model's, if its
+    vectors lie in a narrow cone (see code_centers)."""
+    rows = db.execute("SELECT embedding_model FROM notebooks WHERE id = ?", [notebook_id]).fetchall()
+    if not rows or rows[0][0] not in CENTERS:
+        return None
+    return np.asarray(CENTERS[rows[0][0]], dtype=np.float32)
 
 
 def _pack(projected: np.ndarray) -> np.ndarray:
@@ -53,8 +70,11 @@ def insert_codes(
     document_ids: Sequence[int],
     vectors: np.ndarray,
 ) -> None:
-    """Store the codes of new passages (called inside the import's transaction)."""
-    codes = binary_codes(vectors)
+    """Store the codes of new passages (called inside the import's transaction, after the
+    notebook's model is set)."""
+    codes = binary_codes(vectors, code_center(db, notebook_ids[0])) if len(notebook_ids) else None
+    if codes is None:
+        return
     columns = {f"c{i}": pa.array(codes[:, i], pa.int64()) for i in range(codes.shape[1])}
     rows = pa.table(
         {
@@ -83,13 +103,14 @@ class CodeIndex:
     passage_ids: np.ndarray  # int64, one per passage
     document_ids: np.ndarray  # int64
     codes: np.ndarray  # uint64, (passages, 6)
+    center: np.ndarray | None = None  # what the codes are taken around (`code_center`)
 
     def shortlist(
         self, vector: np.ndarray, documents: Sequence[int] | None, near: int, best: int
     ) -> np.ndarray:
         """Passage ids worth ranking exactly: the `near` nearest by Hamming distance (more on
         a tie), then the `best` of those by the query's inner product with their sign bits."""
-        projected = _project(np.atleast_2d(vector))
+        projected = _project(_around(vector, self.center))
         code = _pack(projected)[0].view(np.uint64)
         projected = projected[0]
         counts = np.bitwise_count(self.codes ^ code)
@@ -124,4 +145,5 @@ def load_code_index(db: duckdb.DuckDBPyConnection, notebook_id: int) -> CodeInde
         np.asarray(rows["passage_id"], dtype=np.int64),
         np.asarray(rows["document_id"], dtype=np.int64),
         np.stack(words, axis=1).view(np.uint64),
+        code_center(db, notebook_id),
     )

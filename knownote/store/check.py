@@ -12,7 +12,7 @@ import duckdb
 import numpy as np
 
 from knownote.index.analyze import passage_terms
-from knownote.index.codes import binary_codes
+from knownote.index.codes import binary_codes, code_center
 from knownote.index.context import heading
 from knownote.store.db import Store, sha256_hex, vectors_table
 
@@ -109,12 +109,13 @@ def document_problems(
     """
     row = db.execute(
         "SELECT d.title, d.text, d.n_chars, d.n_pages, d.n_passages, n.embedding_dim, "
-        "d.terms_as FROM documents d JOIN notebooks n ON n.id = d.notebook_id WHERE d.id = ?",
+        "d.terms_as, n.id FROM documents d JOIN notebooks n ON n.id = d.notebook_id "
+        "WHERE d.id = ?",
         [document_id],
     ).fetchone()
     if row is None:
         return [f"Document {document_id} has no notebook."]
-    title, text, n_chars, n_pages, n_passages, dim, terms_as = row
+    title, text, n_chars, n_pages, n_passages, dim, terms_as, notebook_id = row
     name = f"Document {document_id} (“{title}”)"
     problems = []
     passages = db.execute(
@@ -196,7 +197,7 @@ def document_problems(
         [document_id],
     ).fetchall()
     if len(codes) != len(passages) or not np.array_equal(
-        np.array(codes, dtype=np.int64), binary_codes(vectors)
+        np.array(codes, dtype=np.int64), binary_codes(vectors, code_center(db, notebook_id))
     ):
         problems.append(f"{name}: the search codes do not match the vectors.")
     if recount_terms:

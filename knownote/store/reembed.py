@@ -173,15 +173,16 @@ def finish_reembed(store: Store, reembed: Reembed, embedded_as: str) -> bool:
         db.execute(
             f"INSERT INTO {table} SELECT s.* FROM {staged} s WHERE s.{inside}", [notebook_id]
         )
+        db.execute(
+            "UPDATE notebooks SET embedding_model = ?, embedding_dim = ? WHERE id = ?",
+            [reembed.model, dim, notebook_id],
+        )
+        # The codes are taken around the new model's centre (set just above).
         db.execute("DELETE FROM passage_codes WHERE notebook_id = ?", [notebook_id])
         ids, documents, vectors = _staged_rows(db, staged, notebook_id, dim)
         if len(ids):
             insert_codes(db, ids, [notebook_id] * len(ids), documents, vectors)
         db.execute(f"DELETE FROM {staged} WHERE {inside}", [notebook_id])
-        db.execute(
-            "UPDATE notebooks SET embedding_model = ?, embedding_dim = ? WHERE id = ?",
-            [reembed.model, dim, notebook_id],
-        )
         db.execute(
             "UPDATE documents SET embedded_as = ? WHERE notebook_id = ?", [embedded_as, notebook_id]
         )
