@@ -77,7 +77,7 @@ def main() -> None:
         path.unlink(missing_ok=True)
         vectors, origin = synthetic(base, args.size, rng)
         t0 = time.perf_counter()
-        store, _ = build(path, vectors, origin, texts, 384, args.build_memory)
+        store, _ = build(path, vectors, origin, texts, 384, args.build_memory, embedder.name)
         built = time.perf_counter() - t0
         store.close()
         print(f"built in {built:.0f} s (keyword rows sorted included)")

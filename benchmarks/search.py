@@ -78,11 +78,13 @@ def build(
     texts: list[str],
     dim: int,
     memory_limit: str | None = None,
+    model: str = "all-MiniLM-L6-v2",
 ):
     store = Store.open(path)
     if memory_limit:  # DuckDB's default is 80% of the machine's memory
         store.db.execute(f"SET memory_limit = '{memory_limit}'")
-    notebook = store.create_notebook("bench", "all-MiniLM-L6-v2", dim)
+    # The model's name: its search codes are taken around its centre (index/code_centers.py).
+    notebook = store.create_notebook("bench", model, dim)
     # Keyword rows as an import makes them now: stemmed words and a heading field (the title).
     counted = [text_terms(t, ANALYZER) for t in texts]
     for i in range(0, len(vectors), PER_DOCUMENT):
@@ -189,7 +191,9 @@ def main() -> None:
         for size in args.sizes:
             vectors, origin = synthetic(base, size, rng)
             t0 = time.perf_counter()
-            store, notebook = build(Path(folder) / f"{size}.duckdb", vectors, origin, texts, 384)
+            store, notebook = build(
+                Path(folder) / f"{size}.duckdb", vectors, origin, texts, 384, model=embedder.name
+            )
             print(f"\n{size:,} passages: built in {time.perf_counter() - t0:.0f} s")
             ids = np.array(
                 [r[0] for r in store.db.execute("SELECT id FROM passages ORDER BY id").fetchall()]

@@ -37,7 +37,8 @@ def _around(vectors: np.ndarray, center: np.ndarray | None) -> np.ndarray:
 def code_center(db: duckdb.DuckDBPyConnection, notebook_id: int) -> np.ndarray | None:
     """The centre the codes of a notebook's vectors are taken around: its model's, if its
     vectors lie in a narrow cone (see code_centers)."""
-    rows = db.execute("SELECT embedding_model FROM notebooks WHERE id = ?", [notebook_id]).fetchall()
+    sql = "SELECT embedding_model FROM notebooks WHERE id = ?"
+    rows = db.execute(sql, [notebook_id]).fetchall()
     if not rows or rows[0][0] not in CENTERS:
         return None
     return np.asarray(CENTERS[rows[0][0]], dtype=np.float32)
