@@ -10,3 +10,5 @@ them over stdio or streamable HTTP; `bearer` puts the app's password in front of
 
 May import: read, index, store, search, answer, pipeline, notebooks, access.
 """
+
+PATH = "/mcp"  # where MCP is served over HTTP, by `knownote mcp --http` and by the app

@@ -13,13 +13,14 @@ import threading
 import time
 from dataclasses import dataclass
 
-from knownote.serve.bearer import PATH, http_app
-from knownote.serve.server import build_server
+from knownote.serve import PATH
 from knownote.settings import Settings
 from knownote.store.db import Store
 
 HOST = "127.0.0.1"
-STARTUP_SECONDS = 10.0
+# The server starts this long after the app's first run: the MCP SDK takes ~1.4 s of CPU to
+# import, which would otherwise delay the first page the app paints.
+START_DELAY = 5.0
 
 
 @dataclass(frozen=True)
@@ -41,8 +42,6 @@ def serve_in_background(store: Store, settings: Settings, password: str | None) 
     """Serve MCP at http://127.0.0.1:PORT/mcp (settings.mcp_port) on a daemon thread until the
     process ends, with the password as the bearer token when one is set. A port that is taken
     is a `problem`, not an error: the app keeps working without MCP."""
-    import uvicorn
-
     port = settings.mcp_port
     if port == 0:  # turned off: nothing to say
         return Serving(None)
@@ -58,16 +57,19 @@ def serve_in_background(store: Store, settings: Settings, password: str | None) 
             "perhaps by `knownote mcp --http` or another copy of the app. Stop that, or set "
             "KNOWNOTE_MCP_PORT to a free port, and restart the app.",
         )
-    server = build_server(store, settings, allow_writes=settings.mcp_allow_writes)
-    app = http_app(server, host=HOST, password=password, database=store.path)
-    running = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
-    thread = threading.Thread(
-        target=running.run, kwargs={"sockets": [listening]}, name="knownote-mcp", daemon=True
-    )
-    thread.start()
-    deadline = time.monotonic() + STARTUP_SECONDS
-    while not running.started and thread.is_alive() and time.monotonic() < deadline:
-        time.sleep(0.02)
-    if not running.started:
-        return Serving(None, f"The app's MCP server did not start on port {port}.")
+    listening.listen()  # clients that come early wait for the server in the backlog
+
+    def run() -> None:
+        time.sleep(START_DELAY)
+        import uvicorn
+
+        from knownote.serve.bearer import http_app
+        from knownote.serve.server import build_server
+
+        server = build_server(store, settings, allow_writes=settings.mcp_allow_writes)
+        app = http_app(server, host=HOST, password=password, database=store.path)
+        config = uvicorn.Config(app, log_level="warning", lifespan="on")
+        uvicorn.Server(config).run(sockets=[listening])
+
+    threading.Thread(target=run, name="knownote-mcp", daemon=True).start()
     return Serving(mcp_url(port), writes=settings.mcp_allow_writes, password=password is not None)

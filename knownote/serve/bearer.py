@@ -18,6 +18,7 @@ from mcp.server.mcpserver import MCPServer
 
 from knownote.access import GUESSES, password_matches
 from knownote.errors import KnowNoteError
+from knownote.serve import PATH
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -26,7 +27,6 @@ Send = Callable[[Message], Awaitable[None]]
 App = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
-PATH = "/mcp"
 # Says which database file a server serves, so `knownote mcp` relays only to the one it was given.
 DATABASE_PATH = "/knownote/database"
 NEEDS_TOKEN = (

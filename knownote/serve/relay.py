@@ -27,7 +27,8 @@ from mcp_types import PROTOCOL_VERSION_META_KEY
 from mcp_types.jsonrpc import JSONRPCNotification, JSONRPCRequest, JSONRPCResponse
 
 from knownote.errors import DatabaseInUse, KnowNoteError
-from knownote.serve.bearer import DATABASE_PATH, PATH
+from knownote.serve import PATH
+from knownote.serve.bearer import DATABASE_PATH
 
 CHECK_SECONDS = 5.0
 # Answers can take minutes (a written answer on a CPU); the app's server streams nothing before.
