@@ -96,6 +96,15 @@ def fit_prompt(
             passages = passages[:-1]
 
 
+QUOTES = "\"'“”「」 "  # around a one-line reply (a query, a translation)
+
+
+def first_line(reply: str) -> str:
+    """The first line of a model's reply that holds anything, after its thinking."""
+    lines = [line.strip() for line in without_thinking(reply).splitlines() if line.strip()]
+    return lines[0] if lines else ""
+
+
 def without_thinking(text: str) -> str:
     text = re.sub(r"<think>.*?</think>\s*", "", text, flags=re.DOTALL)
     return re.sub(r"<think>.*", "", text, flags=re.DOTALL).strip()
@@ -133,9 +142,7 @@ def rewrite_query(
         reply = llm.complete(model, messages, num_ctx_for(messages, answer_tokens=256))
     except ModelError as e:
         return question, e
-    lines = [line.strip() for line in without_thinking(reply).splitlines() if line.strip()]
-    query = re.sub(r"^(standalone )?query:\s*", "", lines[0], flags=re.I) if lines else ""
-    query = query.strip("\"'“”「」 ")
+    query = re.sub(r"^(standalone )?query:\s*", "", first_line(reply), flags=re.I).strip(QUOTES)
     return (query if 0 < len(query) <= 400 else question), None
 
 
@@ -166,8 +173,7 @@ def translation_in(reply: str, question: str, code: str) -> str | None:
     a reply that reads more like the question's language than `code` is left out (a small model
     often restates or answers the question in its own language, and searching those made
     searches worse: benchmarks/translations.py), and so is the question itself."""
-    lines = [line.strip() for line in without_thinking(reply).splitlines() if line.strip()]
-    text = lines[0].strip("\"'“”「」 ") if lines else ""
+    text = first_line(reply).strip(QUOTES)
     if not 0 < len(text) <= 400 or " ".join(text.split()) == " ".join(question.split()):
         return None
     asked = language_of(question)
