@@ -43,17 +43,27 @@ class OnnxEmbedder:
     def __init__(
         self, name: str, model_folder: Path, graph: Path, max_batch: int = MAX_BATCH
     ) -> None:
-        self.name = name
         self.model_folder = Path(model_folder)
-        self.graph = Path(graph)
+        config = json.loads((self.model_folder / "sentence_bert_config.json").read_text())
+        pooling = json.loads((self.model_folder / "1_Pooling" / "config.json").read_text())
+        self._start(
+            name,
+            Path(graph),
+            max_batch,
+            int(config["max_seq_length"]),
+            int(pooling["word_embedding_dimension"]),
+        )
+
+    def _start(self, name: str, graph: Path, max_batch: int, max_seq_length: int, dim: int) -> None:
+        """What every ONNX embedder keeps; its session loads on first use."""
+        self.name = name
+        self.graph = graph
         self.max_batch = max_batch
+        self.max_seq_length = max_seq_length
+        self._dim = dim
         self._session = None
         self._tokenizer = None
         self._lock = threading.Lock()
-        config = json.loads((self.model_folder / "sentence_bert_config.json").read_text())
-        self.max_seq_length = int(config["max_seq_length"])
-        pooling = json.loads((self.model_folder / "1_Pooling" / "config.json").read_text())
-        self._dim = int(pooling["word_embedding_dimension"])
 
     @property
     def dim(self) -> int:
@@ -194,16 +204,11 @@ class E5Embedder(OnnxEmbedder):
     def __init__(self, name: str, cache: Path) -> None:
         from knownote.index.e5_export import cache_names
 
-        self.name = name
-        self.graph, self.tokenizer_file = cache_names(cache)
+        graph, self.tokenizer_file = cache_names(cache)
         self.cache = cache
-        # One passage a run, as for the packaged model's int8 graph (activation scales per run).
-        self.max_batch = 1
-        self.max_seq_length = 512
-        self._dim = 384
-        self._session = None
-        self._tokenizer = None
-        self._lock = threading.Lock()
+        # One passage a run, as for the packaged model's int8 graph (activation scales per run);
+        # 512 tokens and 384 dimensions are the model's.
+        self._start(name, graph, max_batch=1, max_seq_length=512, dim=384)
 
     def prepared(self) -> bool:
         return self._session is not None or (self.graph.exists() and self.tokenizer_file.exists())
