@@ -364,9 +364,12 @@ def look_up(store: Store, scope: Scope) -> Lookup:
             "ORDER BY id",
             [scope.notebook_id],
         ).fetchall()
-        model = store.db.execute(
-            "SELECT embedding_model FROM notebooks WHERE id = ?", [scope.notebook_id]
-        ).fetchone()
+        # fetchall: a half-read result would stop the next register() on this shared connection.
+        model = tuple(
+            store.db.execute(
+                "SELECT embedding_model FROM notebooks WHERE id = ?", [scope.notebook_id]
+            ).fetchall()
+        )
     wanted = tuple(
         (i, terms_as, embedded_as)
         for i, enabled, terms_as, embedded_as in rows
