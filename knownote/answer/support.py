@@ -299,14 +299,7 @@ class Scorer:
     def best(self, sentence: str, allowed: set[int] | None = None) -> tuple[int, float] | None:
         """(index into spans, score) of the best span among passages `allowed` (None: all)."""
         score = self.scores(sentence)
-        if score is None:
-            return None
-        if allowed is not None:
-            score[~np.isin(self.passage, list(allowed))] = -1.0
-        i = int(np.argmax(score))  # the first of equals: the best-ranked passage's span
-        if score[i] < 0:
-            return None
-        return i, float(score[i])
+        return None if score is None else best_allowed(score, self.passage, allowed)
 
     def share(self, sentence: str) -> float:
         """The share of the sentence's keywords that some span holds."""
@@ -344,6 +337,17 @@ class Scorer:
                     lacking[self.postings[t]] = False
                 score[lacking] *= factor
         return score
+
+
+def best_allowed(
+    scores: np.ndarray, passage: np.ndarray, allowed: set[int] | None
+) -> tuple[int, float] | None:
+    """(index, score) of the best-scored span whose passage number (`passage`) is `allowed`
+    (None: any); the first of equals, the best-ranked passage's span. None when none is."""
+    if allowed is not None:
+        scores = np.where(np.isin(passage, list(allowed)), scores, -np.inf)
+    i = int(np.argmax(scores))
+    return None if scores[i] == -np.inf else (i, float(scores[i]))
 
 
 class MeaningScorer:
@@ -406,10 +410,7 @@ class MeaningScorer:
         scores = self.cosines(sentence, allowed)
         if words is not None:
             scores = scores + WORDS_ACROSS * np.maximum(words, 0.0)
-        if allowed is not None:
-            scores[~np.isin(self.passage, list(allowed))] = -2.0
-        i = int(np.argmax(scores))
-        return None if scores[i] < -1.0 else (i, float(scores[i]))
+        return best_allowed(scores, self.passage, allowed)
 
 
 def meaning_scorer(spans: Sequence[_Candidate], embedder: Embedder | None) -> MeaningScorer | None:
