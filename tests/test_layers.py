@@ -1,7 +1,8 @@
 """The stages import in one direction: each only the stages below it, at the top or lazily.
 
 The order is the pipeline's: a file is read, indexed and stored; a question is searched and
-answered; answers are shown and measured; the pipeline drives imports; the UI, the MCP server,
+answered; answers are shown and measured; study cards are made from sources and answers' checks;
+the pipeline drives imports and the cards' making; the UI, the MCP server,
 the command line and the top-level helpers sit above everything.
 """
 
@@ -23,10 +24,12 @@ ALLOWED: dict[str, set[str]] = {
     "answer": BELOW_ANSWER,
     "show": BELOW_ANSWER | {"answer"},
     "measure": BELOW_ANSWER | {"answer"},
-    "pipeline": BELOW_ANSWER | {"answer"},
-    "ui": BELOW_ANSWER | {"answer", "show", "pipeline", "notebooks", "access"},
+    "study": BELOW_ANSWER | {"answer"},
+    "pipeline": BELOW_ANSWER | {"answer", "study"},
+    "ui": BELOW_ANSWER | {"answer", "show", "study", "pipeline", "notebooks", "access"},
     "serve": BELOW_ANSWER | {"answer", "pipeline", "notebooks", "access"},
-    "cli": BELOW_ANSWER | {"answer", "show", "measure", "pipeline", "notebooks", "serve", "access"},
+    "cli": BELOW_ANSWER
+    | {"answer", "show", "measure", "study", "pipeline", "notebooks", "serve", "access"},
     "notebooks": {"store", "answer"},
     "access": set(),
     "settings": set(),

@@ -41,7 +41,8 @@ from knownote.store.db import (
 )
 
 FORMAT = "knownote-notebook"
-VERSION = 4  # 2: notes; 3: headings and passages.section; 4: web pages' origins, spoken words
+VERSION = 5  # 2: notes; 3: headings and passages.section; 4: web pages' origins, spoken words;
+# 5: study cards and their schedule
 MANIFEST = "manifest.json"
 MAX_MANIFEST_BYTES = 16 * 1024 * 1024
 # Deflate reaches about 1000:1 at best; real tables and documents stay far below this.
@@ -81,6 +82,7 @@ _IN_MESSAGES = (
     "WHERE c.notebook_id = ?)"
 )
 _IN_NOTES = "note_id IN (SELECT id FROM notes WHERE notebook_id = ?)"
+_IN_CARDS = "card_id IN (SELECT id FROM cards WHERE notebook_id = ?)"
 _NB = {"notebook_id": "notebooks"}
 
 # In insertion order: a table's refs point at tables above it.
@@ -115,6 +117,13 @@ TABLES: list[Table] = [
           since=4),
     Table("spoken", _IN_DOCUMENTS, "document_id, start", refs={"document_id": "documents"},
           since=4),
+    Table("cards", "notebook_id = ?", "id", "id", "card_ids",
+          {"document_id": "documents", **_NB}, since=5),
+    Table("card_sources", _IN_DOCUMENTS, "document_id, made_by",
+          refs={"document_id": "documents"}, since=5),
+    Table("card_schedule", _IN_CARDS, "card_id", refs={"card_id": "cards"}, since=5),
+    Table("card_reviews", _IN_CARDS, "card_id, reviewed_at, rating", refs={"card_id": "cards"},
+          since=5),
 ]  # fmt: skip
 _BY_NAME = {t.name: t for t in TABLES}
 _ENTRY = re.compile(r"(tables/(?P<table>[a-z_]+)\.arrow|sources/(?P<sha>[0-9a-f]{64}))")

@@ -840,6 +840,14 @@ class Store:
         db.execute("DELETE FROM spoken WHERE document_id = ?", [document_id])
         db.execute("DELETE FROM web_pages WHERE document_id = ?", [document_id])
         db.execute("DELETE FROM document_overviews WHERE document_id = ?", [document_id])
+        for table in ("card_reviews", "card_schedule"):  # study cards (knownote.study)
+            db.execute(
+                f"DELETE FROM {table} WHERE card_id IN "
+                "(SELECT id FROM cards WHERE document_id = ?)",
+                [document_id],
+            )
+        db.execute("DELETE FROM cards WHERE document_id = ?", [document_id])
+        db.execute("DELETE FROM card_sources WHERE document_id = ?", [document_id])
         db.execute("DELETE FROM documents WHERE id = ?", [document_id])
 
     def save_overview(

@@ -488,6 +488,75 @@ def m024_web_pages_and_recordings(db: duckdb.DuckDBPyConnection) -> None:
     )
 
 
+def m025_study_cards(db: duckdb.DuckDBPyConnection) -> None:
+    # Study cards (knownote.study): each made from a range of its document's stored text,
+    # `text[start:end]` (a cloze card's sentence, a written card's support span). `answer` is
+    # the blanked term or the written answer; a cloze term's own range is answer_start/end.
+    # `made_by` is 'sentences' (no model) or the model's name; `supported` and `score` are the
+    # support check of a written answer (a cloze card is its sentence: supported, no score).
+    db.execute("CREATE SEQUENCE card_ids START 1")
+    db.execute(
+        """
+        CREATE TABLE cards (
+            id BIGINT PRIMARY KEY DEFAULT nextval('card_ids'),
+            notebook_id BIGINT NOT NULL,
+            document_id BIGINT NOT NULL,
+            start INTEGER NOT NULL,
+            "end" INTEGER NOT NULL,
+            kind VARCHAR NOT NULL,
+            front VARCHAR NOT NULL,
+            back VARCHAR NOT NULL,
+            answer VARCHAR NOT NULL,
+            answer_start INTEGER,
+            answer_end INTEGER,
+            answer_kind VARCHAR NOT NULL,
+            language VARCHAR NOT NULL,
+            made_by VARCHAR NOT NULL,
+            supported BOOLEAN NOT NULL,
+            score DOUBLE,
+            created_at TIMESTAMP NOT NULL DEFAULT current_timestamp
+        )
+        """
+    )
+    # Which documents cards were made for, by whom, and how many a model wrote and how many the
+    # support check kept: cards are made again on demand for the documents without a row only.
+    db.execute(
+        """
+        CREATE TABLE card_sources (
+            document_id BIGINT NOT NULL,
+            made_by VARCHAR NOT NULL,
+            written INTEGER NOT NULL,
+            kept INTEGER NOT NULL,
+            made_at TIMESTAMP NOT NULL DEFAULT current_timestamp,
+            PRIMARY KEY (document_id, made_by)
+        )
+        """
+    )
+    # The FSRS state of each card reviewed at least once (times in UTC), and every review.
+    db.execute(
+        """
+        CREATE TABLE card_schedule (
+            card_id BIGINT PRIMARY KEY,
+            state INTEGER NOT NULL,
+            step INTEGER,
+            stability DOUBLE,
+            difficulty DOUBLE,
+            due TIMESTAMP NOT NULL,
+            last_review TIMESTAMP
+        )
+        """
+    )
+    db.execute(
+        """
+        CREATE TABLE card_reviews (
+            card_id BIGINT NOT NULL,
+            rating INTEGER NOT NULL,
+            reviewed_at TIMESTAMP NOT NULL
+        )
+        """
+    )
+
+
 MIGRATIONS: list[Migration] = [
     m001_documents_and_passages,
     m002_chats,
@@ -510,6 +579,7 @@ MIGRATIONS: list[Migration] = [
     m022_document_languages,
     m023_reembeds,
     m024_web_pages_and_recordings,
+    m025_study_cards,
 ]
 
 
