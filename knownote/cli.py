@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 from collections.abc import Sequence
@@ -456,6 +457,65 @@ def reembed(args: argparse.Namespace, store: Store) -> int:
     return 0
 
 
+def cmd_cards(args: argparse.Namespace, store: Store, settings: Settings) -> int:
+    from knownote.answer.ranges import SpanLinks
+    from knownote.answer.servers import connect, resolve_model
+    from knownote.index.embedders import get_embedder
+    from knownote.notebooks import find_notebook
+    from knownote.study.cards import cards, kept_shares
+    from knownote.study.export import anki_package, csv_text
+    from knownote.study.make import make_cards
+
+    notebook = find_notebook(store, args.notebook)
+    client = model = None
+    if args.model:
+        client, models, status = connect(settings)
+        model = resolve_model(args.model, models)
+        if client is None:
+            raise KnowNoteError(status or "No answer server answers; cards need one for --model.")
+    progress = StderrProgress()
+    made = make_cards(
+        store,
+        get_embedder(notebook.embedding_model),
+        notebook.id,
+        llm=client,
+        model=model,
+        progress=lambda title, done, total: progress(title or notebook.name, "cards", done, total),
+    )
+    progress.done()
+    for m in made:
+        if m.sources:
+            wrote = (
+                f"; {m.written} written, {m.kept} kept after the support check" if m.written else ""
+            )
+            print(
+                f"knownote: {m.made_by}: cards for {m.sources} new sources{wrote}", file=sys.stderr
+            )
+    if args.anki:
+        args.anki.write_bytes(anki_package(store, notebook.id, settings.app_url))
+        print(f"knownote: wrote the Anki deck to {args.anki}", file=sys.stderr)
+    if args.csv:
+        args.csv.write_text(csv_text(store, notebook.id, settings.app_url), encoding="utf-8")
+        print(f"knownote: wrote the cards as CSV to {args.csv}", file=sys.stderr)
+    shown = cards(store, notebook.id)
+    if args.json:
+        links = SpanLinks(settings.app_url, notebook.id)
+        emit_json(
+            {
+                "notebook": notebook.name,
+                "cards": [
+                    {**c.as_dict(), **links.both(c.document_id, c.start, c.end)} for c in shown
+                ],
+                "made_by": [dataclasses.asdict(k) | {"share_kept": k.share}
+                            for k in kept_shares(store, notebook.id)],
+            }
+        )  # fmt: skip
+    elif not (args.anki or args.csv):
+        for c in shown:
+            print(f"[{c.id}] {c.citation}\n  {c.front}\n  → {c.answer}")
+    return 0
+
+
 def cmd_export_notebook(args: argparse.Namespace, store: Store, settings: Settings) -> int:
     from knownote.notebooks import find_notebook
     from knownote.store.archive import export_notebook
@@ -745,6 +805,20 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--json", action="store_true")
     p.set_defaults(run=cmd_reindex)
+
+    p = sub.add_parser(
+        "cards", help="make study cards for the sources that lack them; print or export them"
+    )
+    p.add_argument("notebook", help="notebook name (or number)")
+    p.add_argument(
+        "--model",
+        help="also write question-and-answer cards with this model (each answer checked "
+        "against its passage); without it, cloze cards of each source's central sentences",
+    )
+    p.add_argument("--anki", type=Path, metavar="FILE.apkg", help="write an Anki deck")
+    p.add_argument("--csv", type=Path, metavar="FILE.csv", help="write the cards as CSV")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(run=cmd_cards)
 
     p = sub.add_parser("export-notebook", help="write a notebook to one .knownote archive file")
     p.add_argument("notebook", help="notebook name (or number)")

@@ -19,6 +19,7 @@ from knownote.index.embed import Embedder
 from knownote.settings import Settings
 from knownote.store.jobs import (
     CANCELLED,
+    CARDS,
     DUPLICATE,
     FAILED,
     IMPORTED,
@@ -68,6 +69,8 @@ class ImportWorker:
         self._overviews_due: deque[tuple[int, Chat, str]] = deque()
         self._overview_writing: int | None = None
         self.overview_errors: dict[int, str] = {}  # document id -> why its overview is missing
+        # The model a cards job writes with (memory only: after a restart it makes cloze cards).
+        self._card_models: dict[int, tuple[Chat, str]] = {}
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -121,6 +124,17 @@ class ImportWorker:
         self._passwords[job_id] = password
         self.queue.requeue(job_id)
         self.wake()
+
+    def queue_cards(
+        self, notebook_id: int, llm: Chat | None = None, model: str | None = None
+    ) -> Job:
+        """Make the notebook's missing study cards in the background (see knownote.study.make):
+        cloze cards, and `model`'s question-and-answer cards when given."""
+        job = self.queue.enqueue_cards(notebook_id, model if llm is not None else None)
+        if llm is not None and model:
+            self._card_models[job.id] = (llm, model)
+        self.wake()
+        return job
 
     def overview_after(self, job_id: int, llm: Chat, model: str) -> None:
         """Write the overview of the job's document with `model` once it is imported and no
@@ -192,6 +206,9 @@ class ImportWorker:
             return
         if job.kind == REEMBED:
             self._reembed(job)
+            return
+        if job.kind == CARDS:
+            self._cards(job)
             return
         # here: they load the extraction libraries
         from knownote.pipeline.ingest import import_address, import_file
@@ -311,8 +328,42 @@ class ImportWorker:
         self.queue.finish(job.id, IMPORTED, passages=self.queue.job(job.id).total)
         self._forget_if_notebook_gone(job)
 
+    def _cards(self, job: Job) -> None:
+        """Make the cards the notebook's sources lack, source by source (each commits on its
+        own); the job ends with the cards kept, and what a model wrote and kept as a warning."""
+        from knownote.study.make import make_cards
+
+        llm, model = self._card_models.pop(job.id, (None, None))
+        try:
+            notebook = self.queue.store.notebook(job.notebook_id)
+            made = self._unless_stopped(
+                job,
+                lambda: make_cards(
+                    self.queue.store,
+                    self.embedder(notebook.embedding_model),
+                    notebook.id,
+                    llm=llm,
+                    model=model,
+                    progress=self._passages_progress(job, CARDS),
+                ),
+            )
+        except KnowNoteError as e:  # the notebook deleted, the model failing: what was made stays
+            self.queue.finish(job.id, FAILED, error=str(e))
+            self._forget_if_notebook_gone(job)
+            return
+        if made is None:
+            return
+        written = [
+            f"{m.made_by} wrote {m.written} cards; {m.kept} kept after the support check"
+            for m in made
+            if m.written
+        ]
+        self.queue.finish(job.id, IMPORTED, passages=sum(m.kept for m in made), warnings=written)
+        self._forget_if_notebook_gone(job)
+
     def _passages_progress(self, job: Job, stage: str) -> Callable[[str, int, int], None]:
-        """Reports a notebook job's passages done; raises to stop between documents."""
+        """Reports a notebook job's passages (or sources) done; raises to stop between
+        documents."""
 
         def progress(title: str, done: int, total: int) -> None:
             if self._stop.is_set():

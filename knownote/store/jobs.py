@@ -35,6 +35,10 @@ REINDEX_LABEL = "Re-indexing sources for titles and sections"
 # `reembeds`); like a re-index, no file, progress in passages.
 REEMBED = "reembed"
 NOTEBOOK_JOBS = (REINDEX, REEMBED)
+# A notebook's study cards made for the sources that have none (knownote.study.make); no file,
+# progress in sources; when it ends, `passages` holds the cards kept.
+CARDS = "cards"
+CARDS_LABEL = "Making study cards"
 # A web address to fetch and import: the address is the job's file name; no bytes wait.
 WEB = "web"
 
@@ -165,6 +169,12 @@ class JobQueue:
         """Queue the re-embedding of the notebook with `model` (recorded by
         `knownote.store.reembed.start_reembed`), unless one is already unfinished."""
         return self._enqueue_notebook_job(notebook_id, REEMBED, f"Re-embedding with {model}")
+
+    def enqueue_cards(self, notebook_id: int, model: str | None = None) -> Job:
+        """Queue the making of the notebook's missing cards (with `model`'s too, when given),
+        unless a cards job is already unfinished."""
+        label = f"{CARDS_LABEL} with {model}" if model else CARDS_LABEL
+        return self._enqueue_notebook_job(notebook_id, CARDS, label)
 
     def _enqueue_notebook_job(self, notebook_id: int, kind: str, label: str) -> Job:
         with self.store.lock:

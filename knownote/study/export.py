@@ -54,6 +54,11 @@ def _field(text: str) -> str:
     return html.escape(text).replace("{", "&#123;").replace("}", "&#125;")
 
 
+def _cell(text: str) -> str:
+    """Document text as a CSV cell a spreadsheet shows and never runs as a formula."""
+    return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
+
+
 def _stable_id(*parts: object) -> int:
     digest = hashlib.sha256("\x1f".join(map(str, parts)).encode()).digest()
     return (1 << 30) + int.from_bytes(digest[:4], "big") % (1 << 30)
@@ -110,8 +115,9 @@ def csv_text(store: Store, notebook_id: int, app_url: str) -> str:
     writer.writerow(CSV_COLUMNS)
     for c in cards(store, notebook_id):
         writer.writerow([
-            c.kind, c.front, c.back, c.answer, c.title, page_label(c.page, c.page),
-            time_label(c.seconds), c.start, c.end, c.made_by, c.citation,
+            c.kind, _cell(c.front), _cell(c.back), _cell(c.answer), _cell(c.title),
+            page_label(c.page, c.page), time_label(c.seconds), c.start, c.end, c.made_by,
+            _cell(c.citation),
             links.link(c.document_id, c.start, c.end),
         ])  # fmt: skip
     return out.getvalue()

@@ -24,6 +24,7 @@ from knownote.show.excerpt import escape_markdown
 from knownote.store.db import Notebook
 from knownote.store.jobs import (
     CANCELLED,
+    CARDS,
     DUPLICATE,
     FAILED,
     IMPORTED,
@@ -133,7 +134,7 @@ def live_jobs(worker: ImportWorker, notebook_id: int) -> None:
 def live_row(worker: ImportWorker, job: Job) -> None:
     name = escape_markdown(job.filename)
     info, action = st.columns([6, 1], vertical_alignment="center")
-    if job.status == QUEUED and job.kind in NOTEBOOK_JOBS:
+    if job.status == QUEUED and job.kind in (*NOTEBOOK_JOBS, CARDS):
         info.markdown(f"{name}: waiting; search works meanwhile")
         return
     if job.status == QUEUED:
@@ -160,6 +161,12 @@ def progress_of(job: Job) -> tuple[float, str]:
     stage = job.stage or ""
     if not stage:
         return 0.0, "starting"
+    if stage == CARDS:
+        where = f"; now {job.label}" if job.label else ""
+        return (
+            min(job.done / job.total, 1.0) if job.total else 0.0,
+            f"{job.done:,} of {job.total:,} sources{where}",
+        )
     if stage in NOTEBOOK_JOBS:
         # label: the source being redone; search uses the old index (or model) meanwhile.
         where = f"; now {job.label}" if job.label else ""
@@ -189,6 +196,16 @@ def job_outcome(worker: ImportWorker, job: Job) -> None:
         return
     if job.kind == REEMBED:
         reembed_outcome(job)
+        return
+    if job.kind == CARDS:
+        notebook_job_outcome(
+            job,
+            done=f"✓ {count(job.passages, 'study card')} made (see Study)",
+            cancelled="✗ Making study cards stopped; the cards made so far are kept",
+            what="Making study cards",
+        )
+        for line in job.warnings:
+            st.caption(escape_markdown(line))
         return
     if job.status == IMPORTED:
         pages = f"{count(job.pages, 'page')}, " if job.pages else ""
