@@ -27,6 +27,8 @@ CANDIDATES = 16  # central sentences looked at for each source's cards
 MIN_LETTERS = 3  # shorter words are not worth a card ("a", "of", "TV")
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
 _TOKEN = re.compile(rf"([{_CJK}]+)|((?:(?![{_CJK}])[^\W_])+)")
+# What a card does not show (display_text drops Markdown link targets and images): never blanked.
+_HIDDEN = re.compile(r"!\[[^\]\n]*\]\([^)\s]*\)|\]\([^)\s]*\)|https?://\S+")
 
 
 @dataclass(frozen=True)
@@ -43,7 +45,8 @@ def fold(word: str) -> str:
 
 
 def tokens(sentence: str) -> list[Token]:
-    """The sentence's words (CJK runs as character pairs, as the index holds them)."""
+    """The sentence's words (CJK runs as character pairs, as the index holds them), but not
+    those of link targets and addresses."""
     found = []
     for match in _TOKEN.finditer(sentence):
         if match.group(1):
@@ -54,7 +57,8 @@ def tokens(sentence: str) -> list[Token]:
             ]
         else:
             found.append(Token(match.start(), match.end(), fold(match.group(2))))
-    return found
+    hidden = [m.span() for m in _HIDDEN.finditer(sentence)]
+    return [t for t in found if not any(a < t.end and t.start < b for a, b in hidden)]
 
 
 def answer_kind(answer: str, sentence_start: bool = False) -> str:
@@ -72,7 +76,7 @@ def _stored(term: str, analyzer: str) -> str:
     return term if analyzer == WORDS else BODY + term
 
 
-def _blankable(token: Token, language: str) -> bool:
+def blankable(token: Token, language: str) -> bool:
     if token.term.isdigit():
         return len(token.term) >= 2
     if mostly_cjk(token.term):
@@ -135,7 +139,7 @@ def cloze_cards(
     document = store.document(document_id)
     language = (document.languages or ("",))[0]
     quotes = central_sentences(store, embedder, document_id, n=CANDIDATES)
-    found = {id(q): [t for t in tokens(q.text) if _blankable(t, language)] for q in quotes}
+    found = {id(q): [t for t in tokens(q.text) if blankable(t, language)] for q in quotes}
     weights = term_weights(store, document, {t.term for ts in found.values() for t in ts})
     made: list[NewCard] = []
     blanked: set[str] = set()  # a term blanked once is not asked again in this source

@@ -1,0 +1,95 @@
+"""Cloze cards without a model: central sentences of real sources, the weightiest term blanked,
+every range an exact slice of the stored text."""
+
+from __future__ import annotations
+
+from knownote.study.cards import BLANK, CLOZE, NAME, NUMBER, SENTENCES, WORD, cards
+from knownote.study.cloze import (
+    CARDS_PER_SOURCE,
+    answer_kind,
+    blankable,
+    cloze_cards,
+    term_weights,
+    tokens,
+)
+
+
+def test_every_cloze_card_is_an_exact_sentence_with_its_term_blanked(studied):
+    store, notebook, documents = studied
+    made = cards(store, notebook.id)
+    assert {c.document_id for c in made} == set(documents.values())
+    for card in made:
+        text = store.document_text(card.document_id)
+        assert card.kind == CLOZE and card.made_by == SENTENCES and card.supported
+        assert card.start <= card.answer_start < card.answer_end <= card.end
+        assert text[card.answer_start : card.answer_end] == card.answer
+        assert BLANK in card.front and card.answer not in card.front.split(BLANK)
+        assert card.front.replace(BLANK, card.answer) == card.back
+
+
+def test_a_source_gets_at_most_its_share_of_cards_each_blanking_another_term(studied):
+    store, notebook, documents = studied
+    for document_id in documents.values():
+        answers = [
+            c.answer.casefold() for c in cards(store, notebook.id) if c.document_id == document_id
+        ]
+        assert 3 <= len(answers) <= CARDS_PER_SOURCE
+        assert len(set(answers)) == len(answers)
+
+
+def test_the_book_s_cards_say_their_page(studied):
+    store, notebook, documents = studied
+    book = [c for c in cards(store, notebook.id) if c.document_id == documents["book"]]
+    pages = store.pages(documents["book"])
+    for card in book:
+        page = next(p for p in pages if p.start <= card.start < p.end)
+        assert card.page == page.number and f"p. {page.number}" in card.where
+
+
+def test_the_term_blanked_is_the_weightiest_of_its_sentence_not_asked_already(studied, embedder):
+    store, _, documents = studied
+    document = store.document(documents["gravity"])
+    made = cloze_cards(store, embedder, document.id)
+    answers = {c.answer.casefold() for c in made}
+    for card in made:
+        sentence = store.document_text(document.id)[card.start : card.end]
+        terms = {t.term for t in tokens(sentence) if blankable(t, "en")}
+        weights = term_weights(store, document, terms)
+        others = [weights[t] for t in terms - answers if t in weights]
+        assert weights[card.answer.casefold()] >= max(others, default=0.0)
+
+
+def test_stop_words_and_short_words_are_never_blanked(studied):
+    store, notebook, _ = studied
+    for card in cards(store, notebook.id):
+        assert card.answer.casefold() not in {"the", "and", "that", "with", "this", "from"}
+        assert len(card.answer) >= 2
+
+
+def test_tokens_are_exact_ranges_of_the_sentence_and_cjk_runs_give_pairs():
+    sentence = "Lessig wrote 2004's “Free Culture”; 自由文化 too."
+    found = tokens(sentence)
+    assert [sentence[t.start : t.end] for t in found] == [
+        "Lessig", "wrote", "2004", "s", "Free", "Culture", "自由", "由文", "文化", "too",
+    ]  # fmt: skip
+    assert found[0].term == "lessig"
+
+
+def test_answers_are_sorted_into_numbers_names_and_words():
+    assert answer_kind("1,200") == NUMBER
+    assert answer_kind("in 2004") == NUMBER
+    assert answer_kind("Lessig") == NAME
+    assert answer_kind("Walt Disney") == NAME
+    assert answer_kind("Copyright", sentence_start=True) == WORD
+    assert answer_kind("property") == WORD
+
+
+def test_words_of_link_targets_and_addresses_are_not_terms():
+    sentence = "Like the [Ames room](https://en.wikipedia.org/wiki/Ames_room), see https://x.org/a."
+    assert [sentence[t.start : t.end] for t in tokens(sentence)] == [
+        "Like",
+        "the",
+        "Ames",
+        "room",
+        "see",
+    ]
