@@ -488,9 +488,8 @@ def cmd_cards(args: argparse.Namespace, store: Store, settings: Settings) -> int
             wrote = (
                 f"; {m.written} written, {m.kept} kept after the support check" if m.written else ""
             )
-            print(
-                f"knownote: {m.made_by}: cards for {m.sources} new sources{wrote}", file=sys.stderr
-            )
+            sources = f"{m.sources} new source{'s' * (m.sources != 1)}"
+            print(f"knownote: {m.made_by}: cards for {sources}{wrote}", file=sys.stderr)
     if args.anki:
         args.anki.write_bytes(anki_package(store, notebook.id, settings.app_url))
         print(f"knownote: wrote the Anki deck to {args.anki}", file=sys.stderr)

@@ -230,3 +230,42 @@ def test_import_takes_web_addresses_beside_files(capsys, db, monkeypatch):
         code, out, _ = run(capsys, "--db", db, "import", "Web", url, "--json")
     assert code == 0 and json.loads(out)[0]["status"] == "imported"
     assert json.loads(out)[0]["file"] == url.split("://", 1)[1]
+
+
+def test_cards_are_made_printed_and_exported(capsys, db, tmp_path):
+    import csv
+    import sqlite3
+    import zipfile
+
+    run(
+        capsys,
+        "--db",
+        db,
+        "import",
+        "Study",
+        corpus_file("docs/web_text/md_wikipedia_gravity_hill.md"),
+    )
+    anki, table = tmp_path / "study.apkg", tmp_path / "study.csv"
+    code, out, err = run(
+        capsys, "--db", db, "cards", "Study", "--json", "--anki", anki, "--csv", table
+    )
+    found = json.loads(out)
+    assert code == 0 and "cards for 1 new source" in err and found["notebook"] == "Study"
+    card = found["cards"][0]
+    assert {"front", "answer", "title", "where", "start", "end", "link", "uri"} <= set(card)
+    assert card["link"].endswith(f"start={card['start']}&end={card['end']}")
+    assert found["made_by"][0]["made_by"] == "sentences"
+    rows = list(csv.DictReader(table.open(encoding="utf-8")))
+    assert [r["front"] for r in rows] == [c["front"] for c in found["cards"]]
+    with zipfile.ZipFile(anki) as zf:
+        (tmp_path / "c.anki2").write_bytes(zf.read("collection.anki2"))
+    with sqlite3.connect(tmp_path / "c.anki2") as collection:
+        assert collection.execute("SELECT count(*) FROM notes").fetchone()[0] == len(rows)
+    code, out, err = run(capsys, "--db", db, "cards", "Study")
+    assert code == 0 and "new source" not in err  # kept: nothing made again
+    assert out.splitlines()[0] == f"[{card['id']}] {card['title']} · {card['where']}"
+
+
+def test_cards_of_an_unknown_notebook_is_one_line(capsys, db):
+    code, _, err = run(capsys, "--db", db, "cards", "Nowhere")
+    assert code == 2 and err.count("\n") == 1 and "Nowhere" in err

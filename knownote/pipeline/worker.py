@@ -354,7 +354,8 @@ class ImportWorker:
         if made is None:
             return
         written = [
-            f"{m.made_by} wrote {m.written} cards; {m.kept} kept after the support check"
+            f"{m.made_by} wrote {m.written} card{'s' * (m.written != 1)}; {m.kept} kept after "
+            "the support check"
             for m in made
             if m.written
         ]

@@ -211,3 +211,38 @@ def test_an_overview_the_model_cannot_write_is_said_and_the_import_stays(
     assert store.overview(document_id) is None
     assert "Ollama" in worker.overview_errors[document_id]
     consistent(store, settings)
+
+
+def test_cards_are_made_in_the_queue_with_progress_in_sources(worker, store, notebook):
+    from knownote.store.jobs import CARDS
+    from knownote.study.cards import cards
+
+    gravity = corpus_file("docs/web_text/md_wikipedia_gravity_hill.md").read_bytes()
+    worker.queue.enqueue(notebook.id, "gravity.md", gravity, 500)
+    worker.queue.enqueue(notebook.id, "notes.txt", NOTES, 500)
+    job = worker.queue_cards(notebook.id)
+    assert worker.queue_cards(notebook.id).id == job.id  # one unfinished cards job at a time
+    while worker.run_once():
+        pass
+    done = worker.queue.job(job.id)
+    made = cards(store, notebook.id)
+    assert (done.kind, done.status, done.stage) == (CARDS, IMPORTED, CARDS)
+    assert (done.done, done.total) == (2, 2) and done.passages == len(made) > 0
+    again = worker.queue_cards(notebook.id)
+    assert again.id != job.id and worker.run_once()
+    assert worker.queue.job(again.id).passages == 0 and cards(store, notebook.id) == made
+
+
+def test_cards_a_model_writes_in_the_queue_say_how_many_were_kept(worker, store, notebook):
+    from knownote.answer.ollama_chat import OllamaChat
+    from tests.ollama_standin import OllamaStandIn
+
+    worker.queue.enqueue(notebook.id, "notes.txt", NOTES, 500)
+    reply = "Q: What does dense retrieval encode?\nA: passages as vectors"
+    with OllamaStandIn(reply=reply) as server:
+        job = worker.queue_cards(notebook.id, OllamaChat(server.url, 10), "llama3.2")
+        while worker.run_once():
+            pass
+    done = worker.queue.job(job.id)
+    assert done.filename == "Making study cards with llama3.2" and done.status == IMPORTED
+    assert done.warnings == ("llama3.2 wrote 1 card; 1 kept after the support check",)

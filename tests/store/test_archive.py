@@ -379,3 +379,80 @@ def test_every_importable_corpus_document_round_trips_with_its_citations(tmp_pat
     finally:
         other.close()
         store.close()
+
+
+def studied_notebook(store: Store, notebook, settings: Settings, embedder):
+    """The notebook with a real page's cloze cards, two of them reviewed."""
+    from datetime import UTC, datetime
+
+    from knownote.study.cards import cards
+    from knownote.study.make import make_cards
+    from knownote.study.review import review
+
+    path = corpus_file("docs/web_text/md_wikipedia_gravity_hill.md")
+    result = import_file(store, notebook, path.name, path.read_bytes(), settings=settings,
+                         embedder=embedder)  # fmt: skip
+    assert result.status == "imported", result.error
+    make_cards(store, embedder, notebook.id)
+    made = cards(store, notebook.id)
+    when = datetime(2026, 12, 2, 9, tzinfo=UTC)
+    review(store, made[0].id, "good", when)
+    review(store, made[0].id, "easy", when.replace(hour=10))
+    review(store, made[1].id, "again", when)
+    return made
+
+
+def study_state(store: Store, notebook_id: int) -> list[tuple]:
+    from knownote.study.cards import cards
+    from knownote.study.review import schedule
+
+    return [
+        (c.title, c.start, c.end, c.front, c.answer, c.answer_start, c.made_by,
+         schedule(store, c.id) and replace(schedule(store, c.id), card_id=0))
+        for c in cards(store, notebook_id)
+    ]  # fmt: skip
+
+
+def test_study_cards_and_their_schedule_round_trip(store, notebook, tmp_path, fresh, embedder):
+    from knownote.study.cards import sources_with_cards
+
+    studied_notebook(store, notebook, Settings(home=tmp_path), embedder)
+    target = tmp_path / "study.knownote"
+    export_notebook(store, notebook.id, target)
+    result = import_notebook(fresh, target, max_bytes=MAX)
+    assert study_state(fresh, result.notebook_id) == study_state(store, notebook.id)
+    assert next(s for s in study_state(fresh, result.notebook_id) if s[-1])[-1].reviews == 2
+    assert len(sources_with_cards(fresh, result.notebook_id, "sentences")) == 1
+    assert notebook_digests(fresh, result.notebook_id) == notebook_digests(store, notebook.id)
+
+
+def test_an_archive_of_format_4_imports_without_cards(store, notebook, tmp_path, fresh, embedder):
+    from tests.hostile_archives import _entries, _manifest, _rebuild
+
+    studied_notebook(store, notebook, Settings(home=tmp_path), embedder)
+    target = tmp_path / "study.knownote"
+    export_notebook(store, notebook.id, target)
+    entries = _entries(target.read_bytes())
+    manifest = _manifest(entries)
+    for table in TABLES:
+        if table.since == 5:
+            del entries[f"tables/{table.name}.arrow"], manifest["rows"][table.name]
+            del manifest["digests"][table.name]
+    manifest["version"] = 4
+    archive = tmp_path / "format4.knownote"
+    archive.write_bytes(_rebuild(entries, manifest, rehash=True))
+    result = import_notebook(fresh, archive, max_bytes=MAX)
+    assert check_store(fresh) == (1, [])
+    assert study_state(fresh, result.notebook_id) == []
+
+
+def test_a_backup_carries_the_cards_and_their_schedule(store, notebook, tmp_path, embedder):
+    from knownote.store.backup import backup
+
+    studied_notebook(store, notebook, Settings(home=tmp_path), embedder)
+    copy = backup(store, tmp_path / "backups")
+    again = Store.open(copy.folder / store.path.name)
+    try:
+        assert study_state(again, notebook.id) == study_state(store, notebook.id)
+    finally:
+        again.close()
