@@ -3,8 +3,10 @@
 The sentences are the overview's (`central_sentences`: nearest the centre of the document's
 passage vectors), so each is an exact range of the stored text. The term blanked is the one the
 keyword index weighs most: how many of this source's passages hold it (1 + log), times how rare
-it is in the notebook (the log of passages per passage holding it), stop words left out. Its own
-range is kept too: `text[answer_start:answer_end]` is the answer as written.
+it is in the notebook (the log of passages per passage holding it), stop words left out, times
+a preference for what makes an answer worth recalling (`preference`: numbers first, short words
+last; in a notebook of two sources "also" is as rare as "gravity"). Its own range is kept too:
+`text[answer_start:answer_end]` is the answer as written.
 """
 
 from __future__ import annotations
@@ -25,6 +27,8 @@ from knownote.study.cards import BLANK, CLOZE, NAME, NUMBER, SENTENCES, WORD, Ne
 CARDS_PER_SOURCE = 6
 CANDIDATES = 16  # central sentences looked at for each source's cards
 MIN_LETTERS = 3  # shorter words are not worth a card ("a", "of", "TV")
+FULL_LETTERS = 6  # a shorter word's weight is cut in proportion ("also" 4/6, "gravity" whole)
+NUMBER_PREFERENCE = 1.5
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
 _TOKEN = re.compile(rf"([{_CJK}]+)|((?:(?![{_CJK}])[^\W_])+)")
 # What a card does not show (display_text drops Markdown link targets and images): never blanked.
@@ -85,6 +89,13 @@ def blankable(token: Token, language: str) -> bool:
     return len(token.term) >= MIN_LETTERS and token.term not in stops
 
 
+def preference(term: str) -> float:
+    """How much a term is preferred as an answer, beside its keyword weight."""
+    if term.isdigit():
+        return NUMBER_PREFERENCE
+    return 1.0 if mostly_cjk(term) else min(1.0, len(term) / FULL_LETTERS)
+
+
 def term_weights(store: Store, document: Document, terms: set[str]) -> dict[str, float]:
     """The keyword weight of each term in this source's notebook (see the module's doc)."""
     if not terms:
@@ -104,7 +115,8 @@ def term_weights(store: Store, document: Document, terms: set[str]) -> dict[str,
     weights = {}
     for term, held, here in rows:
         if term in stored and here:
-            weights[stored[term]] = (1 + math.log(here)) * math.log(1 + passages / held)
+            term = stored[term]
+            weights[term] = (1 + math.log(here)) * math.log(1 + passages / held) * preference(term)
     return weights
 
 

@@ -8,6 +8,7 @@ from knownote.study.cloze import (
     CARDS_PER_SOURCE,
     answer_kind,
     blankable,
+    preference,
     cloze_cards,
     term_weights,
     tokens,
@@ -93,3 +94,9 @@ def test_words_of_link_targets_and_addresses_are_not_terms():
         "room",
         "see",
     ]
+
+
+def test_numbers_are_preferred_and_short_words_weigh_less():
+    assert preference("2004") > preference("gravity") == preference("illusion") == 1.0
+    assert preference("also") < preference("gravity")
+    assert preference("自由") == 1.0
