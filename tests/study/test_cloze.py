@@ -8,8 +8,8 @@ from knownote.study.cloze import (
     CARDS_PER_SOURCE,
     answer_kind,
     blankable,
-    preference,
     cloze_cards,
+    preference,
     term_weights,
     tokens,
 )
