@@ -38,6 +38,11 @@ REFERENCES = [
     ("spoken", "document_id", "documents", "id"),
     ("web_pages", "document_id", "documents", "id"),
     ("reembeds", "notebook_id", "notebooks", "id"),
+    ("cards", "document_id", "documents", "id"),
+    ("cards", "notebook_id", "notebooks", "id"),
+    ("card_sources", "document_id", "documents", "id"),
+    ("card_schedule", "card_id", "cards", "id"),
+    ("card_reviews", "card_id", "cards", "id"),
 ]
 
 

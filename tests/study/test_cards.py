@@ -77,3 +77,13 @@ def test_cards_are_not_kept_for_a_source_deleted_meanwhile(store, notebook, grav
 def test_a_switched_off_source_s_cards_are_not_shown(store, notebook, gravity):
     store.set_document_enabled(gravity, False)
     assert cards(store, notebook.id) == []
+
+
+def test_the_database_check_finds_cards_whose_source_is_gone(store, notebook, gravity):
+    from knownote.store.check import orphan_rows
+
+    assert orphan_rows(store.db) == {}
+    made = len(cards(store, notebook.id))
+    store.db.execute("DELETE FROM documents WHERE id = ?", [gravity])  # as a crash could leave
+    found = orphan_rows(store.db)
+    assert (found["cards.document_id"], found["card_sources.document_id"]) == (made, 1)
