@@ -22,6 +22,7 @@ from knownote.store.jobs import (
     DUPLICATE,
     FAILED,
     IMPORTED,
+    MINDMAP,
     REEMBED,
     REINDEX,
     WEB,
@@ -68,6 +69,9 @@ class ImportWorker:
         self._overviews_due: deque[tuple[int, Chat, str]] = deque()
         self._overview_writing: int | None = None
         self.overview_errors: dict[int, str] = {}  # document id -> why its overview is missing
+        # The model a queued mind map job is written by: job id -> (servers, model). Memory only,
+        # like the overviews': after a restart the job fails, saying to make the map again.
+        self._mind_map_models: dict[int, tuple[Chat, str]] = {}
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -121,6 +125,14 @@ class ImportWorker:
         self._passwords[job_id] = password
         self.queue.requeue(job_id)
         self.wake()
+
+    def queue_mind_map(self, notebook_id: int, llm: Chat, model: str) -> Job:
+        """Write the notebook's mind map with `model` in the background (knownote.study.mindmap);
+        the job reports its steps and ends failed, in words, when the model gives no usable map."""
+        job = self.queue.enqueue_mind_map(notebook_id, model)
+        self._mind_map_models[job.id] = (llm, model)
+        self.wake()
+        return job
 
     def overview_after(self, job_id: int, llm: Chat, model: str) -> None:
         """Write the overview of the job's document with `model` once it is imported and no
@@ -192,6 +204,9 @@ class ImportWorker:
             return
         if job.kind == REEMBED:
             self._reembed(job)
+            return
+        if job.kind == MINDMAP:
+            self._mind_map(job)
             return
         # here: they load the extraction libraries
         from knownote.pipeline.ingest import import_address, import_file
@@ -310,6 +325,36 @@ class ImportWorker:
             return
         self.queue.finish(job.id, IMPORTED, passages=self.queue.job(job.id).total)
         self._forget_if_notebook_gone(job)
+
+    def _mind_map(self, job: Job) -> None:
+        from knownote.study.mindmap import make_mind_map  # here: it loads the answer libraries
+
+        writer = self._mind_map_models.pop(job.id, None)
+        if writer is None:
+            self.queue.finish(
+                job.id,
+                FAILED,
+                error="The app restarted before this mind map was made; make it again.",
+            )
+            return
+        llm, model = writer
+
+        def progress(what: str, done: int, total: int) -> None:
+            if self._stop.is_set():
+                raise ImportStopped
+            if self.queue.report(job.id, what, MINDMAP, done, total):
+                raise ImportCancelled
+
+        try:
+            made = self._unless_stopped(
+                job, lambda: make_mind_map(self.queue.store, llm, model, job.notebook_id, progress)
+            )
+        except KnowNoteError as e:  # a model that fails or cites nothing, a notebook deleted
+            self.queue.finish(job.id, FAILED, error=str(e))
+            self._forget_if_notebook_gone(job)
+            return
+        if made is not None:
+            self.queue.finish(job.id, IMPORTED, passages=len(made.nodes))
 
     def _passages_progress(self, job: Job, stage: str) -> Callable[[str, int, int], None]:
         """Reports a notebook job's passages done; raises to stop between documents."""

@@ -41,7 +41,8 @@ from knownote.store.db import (
 )
 
 FORMAT = "knownote-notebook"
-VERSION = 4  # 2: notes; 3: headings and passages.section; 4: web pages' origins, spoken words
+VERSION = 5  # 2: notes; 3: headings and passages.section; 4: web pages' origins, spoken words;
+# 5: study items (mind maps)
 MANIFEST = "manifest.json"
 MAX_MANIFEST_BYTES = 16 * 1024 * 1024
 # Deflate reaches about 1000:1 at best; real tables and documents stay far below this.
@@ -81,6 +82,7 @@ _IN_MESSAGES = (
     "WHERE c.notebook_id = ?)"
 )
 _IN_NOTES = "note_id IN (SELECT id FROM notes WHERE notebook_id = ?)"
+_IN_MIND_MAPS = "map_id IN (SELECT id FROM mind_maps WHERE notebook_id = ?)"
 _NB = {"notebook_id": "notebooks"}
 
 # In insertion order: a table's refs point at tables above it.
@@ -115,6 +117,14 @@ TABLES: list[Table] = [
           since=4),
     Table("spoken", _IN_DOCUMENTS, "document_id, start", refs={"document_id": "documents"},
           since=4),
+    Table("mind_maps", "notebook_id = ?", "id", "id", "mind_map_ids", _NB, since=5),
+    Table("mind_map_nodes", _IN_MIND_MAPS, "map_id, node", refs={"map_id": "mind_maps"},
+          since=5),
+    Table("mind_map_links", _IN_MIND_MAPS, "map_id, link", refs={"map_id": "mind_maps"},
+          since=5),
+    Table("mind_map_cites", _IN_MIND_MAPS, "map_id, of_link, item, n",
+          refs={"map_id": "mind_maps"},
+          loose={"passage_id": ("passages", None), "document_id": ("documents", 0)}, since=5),
 ]  # fmt: skip
 _BY_NAME = {t.name: t for t in TABLES}
 _ENTRY = re.compile(r"(tables/(?P<table>[a-z_]+)\.arrow|sources/(?P<sha>[0-9a-f]{64}))")

@@ -38,6 +38,10 @@ REFERENCES = [
     ("spoken", "document_id", "documents", "id"),
     ("web_pages", "document_id", "documents", "id"),
     ("reembeds", "notebook_id", "notebooks", "id"),
+    ("mind_maps", "notebook_id", "notebooks", "id"),
+    ("mind_map_nodes", "map_id", "mind_maps", "id"),
+    ("mind_map_links", "map_id", "mind_maps", "id"),
+    ("mind_map_cites", "map_id", "mind_maps", "id"),
 ]
 
 

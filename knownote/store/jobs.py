@@ -37,6 +37,8 @@ REEMBED = "reembed"
 NOTEBOOK_JOBS = (REINDEX, REEMBED)
 # A web address to fetch and import: the address is the job's file name; no bytes wait.
 WEB = "web"
+# A notebook's mind map written by a model (knownote.study.mindmap): no file; progress in steps.
+MINDMAP = "mindmap"
 
 
 @dataclass(frozen=True)
@@ -165,6 +167,10 @@ class JobQueue:
         """Queue the re-embedding of the notebook with `model` (recorded by
         `knownote.store.reembed.start_reembed`), unless one is already unfinished."""
         return self._enqueue_notebook_job(notebook_id, REEMBED, f"Re-embedding with {model}")
+
+    def enqueue_mind_map(self, notebook_id: int, model: str) -> Job:
+        """Queue the writing of the notebook's mind map by `model`, unless one is unfinished."""
+        return self._enqueue_notebook_job(notebook_id, MINDMAP, f"Mind map by {model}")
 
     def _enqueue_notebook_job(self, notebook_id: int, kind: str, label: str) -> Job:
         with self.store.lock:
