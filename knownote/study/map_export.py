@@ -39,8 +39,13 @@ def where(cite: Cite) -> str:
 
 def shown(label: str, limit: int = SHOWN_CHARS) -> str:
     """A label on one line, cut to `limit` characters."""
-    label = " ".join(label.split())
+    label = one_line(label)
     return label if len(label) <= limit else label[: limit - 1].rstrip() + "…"
+
+
+def one_line(text: str) -> str:
+    """The text on one line, white space collapsed and characters XML cannot hold left out."""
+    return " ".join(_NOT_XML.sub(" ", text).split())
 
 
 def xml_text(text: str) -> str:
@@ -48,7 +53,7 @@ def xml_text(text: str) -> str:
 
 
 def xml_attr(text: str) -> str:
-    return quoteattr(_NOT_XML.sub("", " ".join(text.split())))
+    return quoteattr(one_line(text))
 
 
 def _link(links: SpanLinks | None, node: Node) -> str | None:
@@ -63,7 +68,7 @@ def _link(links: SpanLinks | None, node: Node) -> str | None:
 
 def dot_string(text: str) -> str:
     """A DOT quoted string: backslashes and quotes escaped, one line, no control characters."""
-    text = _NOT_XML.sub("", " ".join(text.split()))
+    text = one_line(text)
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
