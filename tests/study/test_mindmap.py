@@ -240,3 +240,29 @@ def test_a_model_that_fails_fails_the_job_in_words(
     assert worker.run_once()
     done = worker.queue.job(job.id)
     assert done.status == FAILED and done.error
+
+
+@pytest.mark.engine
+def test_the_real_small_engine_makes_a_map_whose_every_citation_resolves(
+    store, notebook, two_sources, llama_server, settings
+):
+    """SmolLM2-135M (tests/llama_server.py) rarely cites well: whatever it writes, what is kept
+    cites only passages it was given, at their exact ranges; when nothing resolves, no map."""
+    from knownote.answer.openai_chat import OpenAIChat
+    from knownote.answer.servers import AnswerServers
+    from tests.llama_server import CHAT_MODEL, CONTEXT
+
+    chat = OpenAIChat.from_settings(
+        settings.with_(
+            openai_base_url=llama_server.url, openai_context=CONTEXT, max_answer_tokens=256
+        )
+    )
+    given = {p.passage_id for p in map_passages(store, notebook.id)}
+    try:
+        made = make_mind_map(store, AnswerServers(None, chat), f"openai:{CHAT_MODEL}", notebook.id)
+    except ModelError as e:
+        assert "no idea that cites" in str(e)
+        assert load_mind_map(store, notebook.id) is None
+        return
+    assert made.nodes and made.model == f"openai:{CHAT_MODEL}"
+    assert_exact(store, made, given)
