@@ -1,7 +1,7 @@
 """A notebook's mind map without a model: each source, and under it the tree of its headings.
 
 Headings are already ranges of the stored text (migration m016); a section runs from its
-heading to the next heading of the same or a higher level, so each node opens exactly the
+heading to the line of the next heading of the same or a higher level, so each node opens the
 text it stands for: `text[start:end]` of its document. Nothing is written by a model.
 """
 
@@ -46,7 +46,7 @@ def source_nodes(store: Store, document: Document, first_id: int = 0) -> list[No
         label = heading_text(text, heading)
         if not label:
             continue
-        end = next(
+        following = next(
             (
                 h.start
                 for h in headings[i + 1 :]
@@ -54,6 +54,10 @@ def source_nodes(store: Store, document: Document, first_id: int = 0) -> list[No
             ),
             len(text),
         )
+        # Up to the line the next heading is on, so its marker ("## ") is not in this one.
+        end = following
+        if following < len(text):
+            end = text.rfind("\n", heading.end, following) + 1 or following
         while stack and stack[-1][0] >= heading.level:
             stack.pop()
         parent = stack[-1][1] if stack else source.id

@@ -75,12 +75,12 @@ def mind_map_view(
     links = SpanLinks(app_url, notebook.id)
     deepest = max(depth for depth, _ in mind_map.walk())
     depth = (
-        st.slider("Levels shown", 1, deepest, min(2, deepest), key=f"mind_map_depth_{kind}")
+        st.slider("Levels shown", 1, deepest, min(3, deepest), key=f"mind_map_depth_{kind}")
         if deepest > 1
         else 1
     )
     with st.container(key="mind_map_chart"):
-        st.graphviz_chart(to_dot(mind_map, depth), use_container_width=True)
+        st.graphviz_chart(to_dot(mind_map, depth), width="stretch")
     downloads(mind_map, links, notebook.id, depth)
     branches(mind_map, notebook.id, depth, kind)
 

@@ -52,7 +52,7 @@ def test_the_book_is_drawn_and_a_node_opens_its_range(tmp_path: Path, embedder):
         page.locator('[data-testid="stRadio"] label').filter(has_text="Mind map").click()
         chart = page.locator(".st-key-mind_map_chart svg:has(g.node)")
         expect(chart).to_be_visible(timeout=60_000)
-        # The title, the book and its chapters (two levels shown at first).
+        # The title, the book, its parts and chapters (three levels shown at first).
         expect(chart.locator("g.node").nth(3)).to_be_visible()
         assert chart.locator("g.node").count() > 5
         expect(chart).to_contain_text(node["label"][:20])
