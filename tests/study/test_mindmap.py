@@ -10,7 +10,6 @@ import pytest
 from knownote.answer.ollama_chat import OllamaChat
 from knownote.errors import ModelError
 from knownote.notebooks import delete_notebook
-from knownote.pipeline.ingest import import_file
 from knownote.pipeline.worker import ImportWorker
 from knownote.settings import Settings
 from knownote.store.archive import export_notebook, import_notebook
@@ -25,7 +24,7 @@ from knownote.study.mindmap import (
     parse_map,
     resolve_map,
 )
-from tests.conftest import corpus_file
+from tests.answer.test_overview import imported
 from tests.ollama_standin import OllamaStandIn
 
 GRAVITY = "docs/web_text/md_wikipedia_gravity_hill.md"
@@ -44,15 +43,6 @@ LINKS:
 - Gravity hills -> Nowhere: nothing [1]
 - Gravity hills -> Russian society: no citation
 """
-
-
-def imported(store, notebook, settings, embedder, relative: str) -> int:
-    path = corpus_file(relative)
-    result = import_file(
-        store, notebook, path.name, path.read_bytes(), settings=settings, embedder=embedder
-    )
-    assert result.status == "imported", result.error
-    return result.document_id
 
 
 @pytest.fixture(scope="module")
