@@ -356,7 +356,7 @@ def main() -> None:
     st.session_state.setdefault("view", "Chat" if notebook.documents else "Sources")
     view = st.radio(
         "View",
-        ["Chat", "Sources", "Notes", "Overview", "Study"],
+        ["Chat", "Sources", "Notes", "Overview", "Study", "Mind map"],
         key="view",
         horizontal=True,
         label_visibility="collapsed",
@@ -372,10 +372,18 @@ def main() -> None:
         overview_view(
             store, notebook, lambda: cached_embedder(notebook.embedding_model), llm, model, worker
         )
+    elif view == "Mind map":
+        from knownote.ui.mindmap import mind_map_view
+
+        mind_map_view(store, notebook, llm, model, worker, settings.app_url)
     elif view == "Study":
         from knownote.ui.study import study_view
 
         study_view(store, notebook, settings.app_url, worker, llm, model)
+    elif view == "Mind map":
+        from knownote.ui.mindmap import mind_map_view
+
+        mind_map_view(store, notebook, llm, model, worker, settings.app_url)
     elif view == "Notes":
         from knownote.ui.notes import notes_view
 

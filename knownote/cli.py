@@ -15,6 +15,7 @@ from knownote.settings import Settings
 
 if TYPE_CHECKING:
     from knownote.store.db import Store
+    from knownote.study.maps import MindMap
 
 # Each command imports what it needs when it runs: `knownote --help` loads no model, database or
 # PDF library.
@@ -515,6 +516,77 @@ def cmd_cards(args: argparse.Namespace, store: Store, settings: Settings) -> int
     return 0
 
 
+def cmd_mindmap(args: argparse.Namespace, store: Store, settings: Settings) -> int:
+    from knownote.answer.ranges import SpanLinks
+    from knownote.notebooks import find_notebook
+    from knownote.study.map_export import to_markdown, to_opml, to_svg
+    from knownote.study.mindmap import load_mind_map
+    from knownote.study.outline import outline_map
+
+    notebook = find_notebook(store, args.notebook)
+    links = SpanLinks(settings.app_url, notebook.id)
+    if args.model:
+        mind_map = write_mind_map(args, store, settings, notebook.id)
+    elif args.ideas:
+        mind_map = load_mind_map(store, notebook.id)
+        if mind_map is None:
+            raise NotFound(
+                f"No mind map written by a model is kept for “{notebook.name}”. Make one with "
+                "--model NAME, or in the app's Mind map view."
+            )
+    else:
+        mind_map = outline_map(store, notebook.id, notebook.name)
+    written = {
+        args.svg: lambda: to_svg(mind_map, links, args.depth),
+        args.opml: lambda: to_opml(mind_map, links),
+        args.markdown: lambda: to_markdown(mind_map, links),
+    }
+    for path, render in written.items():
+        if path is not None:
+            path.write_text(render(), encoding="utf-8")
+            print(f"knownote: wrote {path}", file=sys.stderr)
+    if args.json:
+        record = mind_map.as_dict()
+        for item in (*record["nodes"], *record["links"]):
+            for cite in item["cites"]:
+                cite.update(links.both(cite["document_id"], cite["start"], cite["end"]))
+        emit_json(record)
+    elif not any(written.keys() - {None}):
+        sys.stdout.write(to_markdown(mind_map, links))
+    if mind_map.dropped:
+        print(
+            f"knownote: left out {mind_map.dropped} ideas or links whose citations did not "
+            "resolve to a passage the model was given",
+            file=sys.stderr,
+        )
+    return 0
+
+
+def write_mind_map(
+    args: argparse.Namespace, store: Store, settings: Settings, notebook_id: int
+) -> MindMap:
+    """A new map of main ideas by the model the arguments name, kept in the database."""
+    from knownote.answer.servers import connect, resolve_model
+    from knownote.errors import LLMUnavailable
+    from knownote.study.mindmap import make_mind_map
+
+    client, models, status = connect(settings)
+    model = resolve_model(args.model, models)
+    if client is None or model is None:
+        raise LLMUnavailable(status or "No answer server lists a model to write a mind map with.")
+    shown = StderrProgress()
+    try:
+        return make_mind_map(
+            store,
+            client,
+            model,
+            notebook_id,
+            lambda what, done, total: shown(what, "", done, total),
+        )
+    finally:
+        shown.done()
+
+
 def cmd_export_notebook(args: argparse.Namespace, store: Store, settings: Settings) -> int:
     from knownote.notebooks import find_notebook
     from knownote.store.archive import export_notebook
@@ -818,6 +890,28 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--csv", type=Path, metavar="FILE.csv", help="write the cards as CSV")
     p.add_argument("--json", action="store_true")
     p.set_defaults(run=cmd_cards)
+
+    p = sub.add_parser(
+        "mindmap",
+        help="print a notebook's mind map (its sources' headings, or the main ideas a model "
+        "wrote) as a Markdown outline; write it as SVG or OPML",
+    )
+    p.add_argument("notebook", help="notebook name (or number)")
+    p.add_argument(
+        "--ideas",
+        action="store_true",
+        help="the map of main ideas a model wrote (the one kept); default: the headings",
+    )
+    p.add_argument(
+        "--model",
+        help="write a new map of main ideas with this model now, and keep it (implies --ideas)",
+    )
+    p.add_argument("--svg", type=Path, metavar="FILE.svg")
+    p.add_argument("--opml", type=Path, metavar="FILE.opml")
+    p.add_argument("--markdown", type=Path, metavar="FILE.md")
+    p.add_argument("--depth", type=int, metavar="N", help="levels drawn in the SVG (default: all)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(run=cmd_mindmap)
 
     p = sub.add_parser("export-notebook", help="write a notebook to one .knownote archive file")
     p.add_argument("notebook", help="notebook name (or number)")

@@ -7,6 +7,7 @@ from knownote.answer.chats import delete_notebook_chats
 from knownote.answer.notes import delete_notebook_notes
 from knownote.errors import NotFound
 from knownote.store.db import Document, Notebook, Store
+from knownote.store.mind_maps import delete_notebook_mind_maps
 from knownote.store.reembed import delete_notebook_reembed
 
 
@@ -18,6 +19,7 @@ def delete_notebook(store: Store, notebook_id: int) -> None:
         delete_notebook_chats(db, notebook_id)
         delete_notebook_notes(db, notebook_id)
         delete_notebook_reembed(db, notebook_id)
+        delete_notebook_mind_maps(db, notebook_id)
         hashes = store.delete_notebook_rows(db, notebook)
     for sha256 in hashes:
         store.discard_file_if_unused(sha256)

@@ -232,6 +232,77 @@ def test_import_takes_web_addresses_beside_files(capsys, db, monkeypatch):
     assert json.loads(out)[0]["file"] == url.split("://", 1)[1]
 
 
+def test_mindmap_prints_the_headings_and_writes_svg_opml_and_markdown(capsys, db, tmp_path):
+    import xml.etree.ElementTree as ET
+
+    page = corpus_file("docs/web_text/md_wikipedia_gravity_hill.md")
+    assert run(capsys, "--db", db, "import", "Hills", page)[0] == 0
+    code, out, err = run(capsys, "--db", db, "mindmap", "Hills")
+    assert code == 0, err
+    assert out.startswith("# Hills\n\n- [Gravity hill](http://") and "\n  - [" in out
+    files = [tmp_path / name for name in ("map.svg", "map.opml", "map.md")]
+    code, out, err = run(
+        capsys, "--db", db, "mindmap", "Hills", "--svg", files[0], "--opml", files[1],
+        "--markdown", files[2], "--depth", "1",
+    )  # fmt: skip
+    assert code == 0 and out == "" and err.count("knownote: wrote") == 3
+    assert len(ET.parse(files[0]).getroot().findall(".//{http://www.w3.org/2000/svg}g")) == 2
+    outlines = ET.parse(files[1]).getroot().findall(".//outline")
+    assert len(outlines) > 1
+    assert files[2].read_text().startswith("# Hills")
+
+
+def test_mindmap_json_gives_each_node_its_exact_range_and_link(capsys, db):
+    from knownote.store.db import Store
+
+    page = corpus_file("docs/web_text/md_wikipedia_gravity_hill.md")
+    assert run(capsys, "--db", db, "import", "Hills", page)[0] == 0
+    code, out, err = run(capsys, "--db", db, "mindmap", "Hills", "--json")
+    assert code == 0, err
+    record = json.loads(out)
+    store = Store.open(db)
+    try:
+        for node in record["nodes"]:
+            (cite,) = node["cites"]
+            text = store.document_text(cite["document_id"])
+            piece = " ".join(text[cite["start"] : cite["end"]].split())
+            if node["kind"] == "section":
+                assert piece.startswith(node["label"])
+            else:
+                assert (cite["start"], cite["end"]) == (0, len(text))
+            assert f"start={cite['start']}&end={cite['end']}" in cite["link"]
+    finally:
+        store.close()
+
+
+def test_mindmap_of_ideas_says_how_to_make_one(capsys, db):
+    page = corpus_file("docs/web_text/md_wikipedia_gravity_hill.md")
+    assert run(capsys, "--db", db, "import", "Hills", page)[0] == 0
+    code, out, err = run(capsys, "--db", db, "mindmap", "Hills", "--ideas")
+    assert code == 2 and out == ""
+    assert "--model" in err and err.count("\n") == 1
+
+
+def test_mindmap_with_a_model_keeps_the_ideas_that_cite_passages(capsys, db, monkeypatch):
+    from tests.ollama_standin import free_port
+    from tests.openai_standin import OpenAIStandIn
+
+    page = corpus_file("docs/web_text/md_wikipedia_gravity_hill.md")
+    assert run(capsys, "--db", db, "import", "Hills", page)[0] == 0
+    monkeypatch.setenv("OLLAMA_HOST", f"http://127.0.0.1:{free_port()}")  # nothing listens
+    reply = "- Gravity hills [1]\n  - An illusion [2]\n- Made up [77]"
+    with OpenAIStandIn(reply=reply, models=("tiny",)) as server:
+        monkeypatch.setenv("KNOWNOTE_OPENAI_BASE_URL", server.url)
+        code, out, err = run(capsys, "--db", db, "mindmap", "Hills", "--model", "tiny", "--json")
+    assert code == 0, err
+    record = json.loads(out)
+    assert [n["label"] for n in record["nodes"]] == ["Gravity hills", "An illusion"]
+    assert record["dropped"] == 1 and "left out 1" in err
+    assert all(c["passage_id"] for n in record["nodes"] for c in n["cites"])
+    code, again, err = run(capsys, "--db", db, "mindmap", "Hills", "--ideas", "--json")
+    assert code == 0 and json.loads(again)["nodes"] == record["nodes"]
+
+
 def test_cards_are_made_printed_and_exported(capsys, db, tmp_path):
     import csv
     import sqlite3

@@ -24,7 +24,7 @@ ALLOWED: dict[str, set[str]] = {
     "answer": BELOW_ANSWER,
     "show": BELOW_ANSWER | {"answer"},
     "measure": BELOW_ANSWER | {"answer"},
-    "study": BELOW_ANSWER | {"answer"},
+    "study": BELOW_ANSWER | {"answer", "show"},
     "pipeline": BELOW_ANSWER | {"answer", "study"},
     "ui": BELOW_ANSWER | {"answer", "show", "study", "pipeline", "notebooks", "access"},
     "serve": BELOW_ANSWER | {"answer", "pipeline", "notebooks", "access"},

@@ -23,6 +23,7 @@ from knownote.store.jobs import (
     DUPLICATE,
     FAILED,
     IMPORTED,
+    MINDMAP,
     REEMBED,
     REINDEX,
     WEB,
@@ -69,6 +70,9 @@ class ImportWorker:
         self._overviews_due: deque[tuple[int, Chat, str]] = deque()
         self._overview_writing: int | None = None
         self.overview_errors: dict[int, str] = {}  # document id -> why its overview is missing
+        # The model a queued mind map job is written by: job id -> (servers, model). Memory only,
+        # like the overviews': after a restart the job fails, saying to make the map again.
+        self._mind_map_models: dict[int, tuple[Chat, str]] = {}
         # The model a cards job writes with (memory only: after a restart it makes cloze cards).
         self._card_models: dict[int, tuple[Chat, str]] = {}
         self._wake = threading.Event()
@@ -133,6 +137,14 @@ class ImportWorker:
         job = self.queue.enqueue_cards(notebook_id, model if llm is not None else None)
         if llm is not None and model:
             self._card_models[job.id] = (llm, model)
+        self.wake()
+        return job
+
+    def queue_mind_map(self, notebook_id: int, llm: Chat, model: str) -> Job:
+        """Write the notebook's mind map with `model` in the background (knownote.study.mindmap);
+        the job reports its steps and ends failed, in words, when the model gives no usable map."""
+        job = self.queue.enqueue_mind_map(notebook_id, model)
+        self._mind_map_models[job.id] = (llm, model)
         self.wake()
         return job
 
@@ -209,6 +221,9 @@ class ImportWorker:
             return
         if job.kind == CARDS:
             self._cards(job)
+            return
+        if job.kind == MINDMAP:
+            self._mind_map(job)
             return
         # here: they load the extraction libraries
         from knownote.pipeline.ingest import import_address, import_file
@@ -361,6 +376,36 @@ class ImportWorker:
         ]
         self.queue.finish(job.id, IMPORTED, passages=sum(m.kept for m in made), warnings=written)
         self._forget_if_notebook_gone(job)
+
+    def _mind_map(self, job: Job) -> None:
+        from knownote.study.mindmap import make_mind_map  # here: it loads the answer libraries
+
+        writer = self._mind_map_models.pop(job.id, None)
+        if writer is None:
+            self.queue.finish(
+                job.id,
+                FAILED,
+                error="The app restarted before this mind map was made; make it again.",
+            )
+            return
+        llm, model = writer
+
+        def progress(what: str, done: int, total: int) -> None:
+            if self._stop.is_set():
+                raise ImportStopped
+            if self.queue.report(job.id, what, MINDMAP, done, total):
+                raise ImportCancelled
+
+        try:
+            made = self._unless_stopped(
+                job, lambda: make_mind_map(self.queue.store, llm, model, job.notebook_id, progress)
+            )
+        except KnowNoteError as e:  # a model that fails or cites nothing, a notebook deleted
+            self.queue.finish(job.id, FAILED, error=str(e))
+            self._forget_if_notebook_gone(job)
+            return
+        if made is not None:
+            self.queue.finish(job.id, IMPORTED, passages=len(made.nodes))
 
     def _passages_progress(self, job: Job, stage: str) -> Callable[[str, int, int], None]:
         """Reports a notebook job's passages (or sources) done; raises to stop between

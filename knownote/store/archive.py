@@ -42,7 +42,7 @@ from knownote.store.db import (
 
 FORMAT = "knownote-notebook"
 VERSION = 5  # 2: notes; 3: headings and passages.section; 4: web pages' origins, spoken words;
-# 5: study cards and their schedule
+# 5: study cards and their schedule, and the mind map a model wrote
 MANIFEST = "manifest.json"
 MAX_MANIFEST_BYTES = 16 * 1024 * 1024
 # Deflate reaches about 1000:1 at best; real tables and documents stay far below this.
@@ -81,6 +81,7 @@ _IN_MESSAGES = (
     "message_id IN (SELECT m.id FROM messages m JOIN chats c ON c.id = m.chat_id "
     "WHERE c.notebook_id = ?)"
 )
+_IN_MIND_MAPS = "map_id IN (SELECT id FROM mind_maps WHERE notebook_id = ?)"
 _IN_NOTES = "note_id IN (SELECT id FROM notes WHERE notebook_id = ?)"
 _IN_CARDS = "card_id IN (SELECT id FROM cards WHERE notebook_id = ?)"
 _NB = {"notebook_id": "notebooks"}
@@ -115,6 +116,14 @@ TABLES: list[Table] = [
           refs={"document_id": "documents"}, since=3),
     Table("web_pages", _IN_DOCUMENTS, "document_id", refs={"document_id": "documents"},
           since=4),
+    Table("mind_maps", "notebook_id = ?", "id", "id", "mind_map_ids", _NB, since=5),
+    Table("mind_map_nodes", _IN_MIND_MAPS, "map_id, node", refs={"map_id": "mind_maps"},
+          since=5),
+    Table("mind_map_links", _IN_MIND_MAPS, "map_id, link", refs={"map_id": "mind_maps"},
+          since=5),
+    Table("mind_map_cites", _IN_MIND_MAPS, "map_id, of_link, item, n",
+          refs={"map_id": "mind_maps"},
+          loose={"passage_id": ("passages", None), "document_id": ("documents", 0)}, since=5),
     Table("spoken", _IN_DOCUMENTS, "document_id, start", refs={"document_id": "documents"},
           since=4),
     Table("cards", "notebook_id = ?", "id", "id", "card_ids",

@@ -41,6 +41,8 @@ CARDS = "cards"
 CARDS_LABEL = "Making study cards"
 # A web address to fetch and import: the address is the job's file name; no bytes wait.
 WEB = "web"
+# A notebook's mind map written by a model (knownote.study.mindmap): no file; progress in steps.
+MINDMAP = "mindmap"
 
 
 @dataclass(frozen=True)
@@ -175,6 +177,10 @@ class JobQueue:
         unless a cards job is already unfinished."""
         label = f"{CARDS_LABEL} with {model}" if model else CARDS_LABEL
         return self._enqueue_notebook_job(notebook_id, CARDS, label)
+
+    def enqueue_mind_map(self, notebook_id: int, model: str) -> Job:
+        """Queue the writing of the notebook's mind map by `model`, unless one is unfinished."""
+        return self._enqueue_notebook_job(notebook_id, MINDMAP, f"Mind map by {model}")
 
     def _enqueue_notebook_job(self, notebook_id: int, kind: str, label: str) -> Job:
         with self.store.lock:

@@ -557,6 +557,62 @@ def m025_study_cards(db: duckdb.DuckDBPyConnection) -> None:
     )
 
 
+def m026_mind_maps(db: duckdb.DuckDBPyConnection) -> None:
+    # A notebook's mind map written by a model (knownote.study.mindmap): its nodes in a tree,
+    # its cross-links, and the passages each node and link cites, copied with their ranges so a
+    # citation of a deleted source still says where it pointed (and shows as stale). A map made
+    # from the headings is not kept: it is read from `headings` whenever it is drawn.
+    db.execute("CREATE SEQUENCE mind_map_ids START 1")
+    db.execute(
+        """
+        CREATE TABLE mind_maps (
+            id BIGINT PRIMARY KEY DEFAULT nextval('mind_map_ids'),
+            notebook_id BIGINT NOT NULL,
+            title VARCHAR NOT NULL,
+            model VARCHAR NOT NULL,
+            dropped INTEGER NOT NULL,
+            made_at TIMESTAMP NOT NULL DEFAULT current_timestamp
+        )
+        """
+    )
+    db.execute(
+        """
+        CREATE TABLE mind_map_nodes (
+            map_id BIGINT NOT NULL,
+            node INTEGER NOT NULL,
+            parent INTEGER,
+            label VARCHAR NOT NULL
+        )
+        """
+    )
+    db.execute(
+        """
+        CREATE TABLE mind_map_links (
+            map_id BIGINT NOT NULL,
+            link INTEGER NOT NULL,
+            source INTEGER NOT NULL,
+            target INTEGER NOT NULL,
+            label VARCHAR NOT NULL
+        )
+        """
+    )
+    # `item` is a node's number, or a link's when `of_link`.
+    db.execute(
+        """
+        CREATE TABLE mind_map_cites (
+            map_id BIGINT NOT NULL,
+            of_link BOOLEAN NOT NULL,
+            item INTEGER NOT NULL,
+            n INTEGER NOT NULL,
+            passage_id BIGINT,
+            document_id BIGINT NOT NULL,
+            start INTEGER NOT NULL,
+            "end" INTEGER NOT NULL
+        )
+        """
+    )
+
+
 MIGRATIONS: list[Migration] = [
     m001_documents_and_passages,
     m002_chats,
@@ -580,6 +636,7 @@ MIGRATIONS: list[Migration] = [
     m023_reembeds,
     m024_web_pages_and_recordings,
     m025_study_cards,
+    m026_mind_maps,
 ]
 
 

@@ -29,6 +29,7 @@ from knownote.store.jobs import (
     FAILED,
     IMPORTED,
     INTERRUPTED,
+    MINDMAP,
     NOTEBOOK_JOBS,
     PASSWORD,
     QUEUED,
@@ -134,7 +135,7 @@ def live_jobs(worker: ImportWorker, notebook_id: int) -> None:
 def live_row(worker: ImportWorker, job: Job) -> None:
     name = escape_markdown(job.filename)
     info, action = st.columns([6, 1], vertical_alignment="center")
-    if job.status == QUEUED and job.kind in (*NOTEBOOK_JOBS, CARDS):
+    if job.status == QUEUED and job.kind in (*NOTEBOOK_JOBS, CARDS, MINDMAP):
         info.markdown(f"{name}: waiting; search works meanwhile")
         return
     if job.status == QUEUED:
@@ -161,6 +162,8 @@ def progress_of(job: Job) -> tuple[float, str]:
     stage = job.stage or ""
     if not stage:
         return 0.0, "starting"
+    if stage == MINDMAP:  # label: the step, of a few
+        return (min(job.done / job.total, 1.0) if job.total else 0.0), job.label or ""
     if stage == CARDS:
         where = f"; now {job.label}" if job.label else ""
         return (
@@ -207,6 +210,9 @@ def job_outcome(worker: ImportWorker, job: Job) -> None:
         for line in job.warnings:
             st.caption(escape_markdown(line))
         return
+    if job.kind == MINDMAP:
+        mind_map_outcome(job)
+        return
     if job.status == IMPORTED:
         pages = f"{count(job.pages, 'page')}, " if job.pages else ""
         st.markdown(
@@ -242,6 +248,19 @@ def reembed_outcome(job: Job) -> None:
         done=f"✓ Re-embedded {count(job.passages, 'passage')} with {model}",
         cancelled=f"✗ Re-embedding with {model} cancelled; the notebook keeps its model",
         what="Re-embedding",
+    )
+
+
+def mind_map_outcome(job: Job) -> None:
+    name = escape_markdown(job.filename)
+    if job.status == INTERRUPTED:
+        st.markdown(f"{name}: interrupted when the app stopped; make it again in Mind map")
+        return
+    notebook_job_outcome(
+        job,
+        done=f"✓ {name}: {count(job.passages, 'idea')}, shown in Mind map",
+        cancelled=f"✗ {name}: cancelled; the map made before is kept",
+        what=job.filename,
     )
 
 
