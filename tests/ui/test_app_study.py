@@ -42,6 +42,7 @@ def test_cards_are_made_listed_and_escaped(home: Path):
     at.radio(key="study_part").set_value("Cards").run()
     html = all_html(at)
     assert html.count('class="kn-card-front"') == len(made)
+    assert "&lt;img src=x onerror=alert(2)&gt;" in html  # a card of the hostile source, as text
     assert "<script" not in html and "<img" not in html
     assert any(c.answer in html for c in made)
 
