@@ -96,3 +96,15 @@ def test_the_cards_download_for_anki_and_as_csv_to_this_page_only(home: Path):
     rows = list(csv.DictReader(io.StringIO(table.decode())))
     store = store_for(home)
     assert head["name"].endswith(".csv") and len(rows) == len(cards(store, store.notebooks()[0].id))
+
+
+def test_a_model_that_fails_making_cards_is_said(home: Path, monkeypatch):
+    from tests.ollama_standin import OllamaStandIn
+
+    with OllamaStandIn(models={"llama3.2": 8192}, reply="Q: Which?\nA: none") as server:
+        monkeypatch.setenv("OLLAMA_HOST", server.url)
+        at = studying(home)
+        server.models = {}  # the model goes away before its cards are written
+        at.button(key="write_cards").click().run()
+        settle(at)
+    assert "Making cards stopped" in texts(at)
