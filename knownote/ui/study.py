@@ -12,7 +12,7 @@ from knownote.errors import KnowNoteError, NotFound
 from knownote.pipeline.worker import ImportWorker
 from knownote.show.excerpt import escape_markdown
 from knownote.store.db import Notebook, Store
-from knownote.store.jobs import CARDS, QUEUED, RUNNING, Job
+from knownote.store.jobs import CARDS, FAILED, QUEUED, RUNNING, Job
 from knownote.study.cards import BLANK, CLOZE, SENTENCES, Card, cards, kept_shares
 from knownote.study.cards import card as load_card
 from knownote.study.export import anki_package, csv_text
@@ -85,6 +85,9 @@ def making(
     if job is not None:
         cards_progress(worker, job.id)
         return
+    last = [j for j in worker.queue.jobs(notebook.id) if j.kind == CARDS]
+    if last and last[-1].status == FAILED:  # a model that failed: what was made is kept
+        st.error(escape_markdown(f"Making cards stopped: {last[-1].error}"))
     new = sources_to_do(store, notebook.id, SENTENCES)
     unwritten = sources_to_do(store, notebook.id, model) if llm is not None and model else []
     left, right = st.columns(2)

@@ -87,3 +87,14 @@ def test_the_database_check_finds_cards_whose_source_is_gone(store, notebook, gr
     store.db.execute("DELETE FROM documents WHERE id = ?", [gravity])  # as a crash could leave
     found = orphan_rows(store.db)
     assert (found["cards.document_id"], found["card_sources.document_id"]) == (made, 1)
+
+
+def test_a_card_of_a_recording_says_when_its_words_were_said(store, notebook, gravity):
+    first = cards(store, notebook.id)[0]
+    with store.transaction() as db:  # the words of the card's sentence, as a transcript keeps them
+        db.execute(
+            "INSERT INTO spoken VALUES (?, ?, ?, 61.0, 62.5), (?, ?, ?, 62.5, 64.0)",
+            [gravity, first.start, first.start + 5, gravity, first.end - 5, first.end],
+        )
+    timed = card(store, first.id)
+    assert timed.seconds == (61.0, 64.0) and "1:01" in timed.where

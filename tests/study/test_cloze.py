@@ -100,3 +100,19 @@ def test_numbers_are_preferred_and_short_words_weigh_less():
     assert preference("2004") > preference("gravity") == preference("illusion") == 1.0
     assert preference("also") < preference("gravity")
     assert preference("自由") == 1.0
+
+
+def test_a_chinese_source_s_cards_blank_character_pairs_at_exact_ranges(
+    store, notebook, settings, embedder
+):
+    from tests.conftest import corpus_file
+    from tests.study.conftest import import_into
+
+    path = corpus_file("docs/web_text/md_zh_distributed_training_notes.md")
+    document_id = import_into(store, notebook, settings, embedder, path.name, path.read_bytes())
+    made = cloze_cards(store, embedder, document_id)
+    text = store.document_text(document_id)
+    assert len(made) >= 3
+    for card in made:
+        assert len(card.answer) == 2 and text[card.answer_start : card.answer_end] == card.answer
+        assert BLANK in card.front and card.language == "zh"

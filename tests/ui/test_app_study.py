@@ -42,6 +42,7 @@ def test_cards_are_made_listed_and_escaped(home: Path):
     at.radio(key="study_part").set_value("Cards").run()
     html = all_html(at)
     assert html.count('class="kn-card-front"') == len(made)
+    assert "&lt;img src=x onerror=alert(2)&gt;" in html  # a card of the hostile source, as text
     assert "<script" not in html and "<img" not in html
     assert any(c.answer in html for c in made)
 
@@ -73,3 +74,37 @@ def test_a_quiz_is_answered_and_its_result_names_spans_to_reread(home: Path):
     right, total = (int(n) for n in re.findall(r"\d+", score))
     assert total == len(radios)
     assert len([b for b in at.button if str(b.key).startswith("open_quiz_")]) == total - right
+
+
+def test_the_cards_download_for_anki_and_as_csv_to_this_page_only(home: Path):
+    import csv
+    import io
+    import zipfile
+
+    from knownote.ui.download import unpack
+
+    at = studying(home)
+    at.radio(key="study_part").set_value("Cards").run()
+    at.button(key="download_anki").click().run()
+    (saver,) = at.get("bidi_component")
+    head, package = unpack(saver.proto.bytes)
+    assert head["name"].endswith(".apkg")
+    assert "collection.anki2" in zipfile.ZipFile(io.BytesIO(package)).namelist()
+    at.button(key="download_csv").click().run()
+    (saver,) = at.get("bidi_component")
+    head, table = unpack(saver.proto.bytes)
+    rows = list(csv.DictReader(io.StringIO(table.decode())))
+    store = store_for(home)
+    assert head["name"].endswith(".csv") and len(rows) == len(cards(store, store.notebooks()[0].id))
+
+
+def test_a_model_that_fails_making_cards_is_said(home: Path, monkeypatch):
+    from tests.ollama_standin import OllamaStandIn
+
+    with OllamaStandIn(models={"llama3.2": 8192}, reply="Q: Which?\nA: none") as server:
+        monkeypatch.setenv("OLLAMA_HOST", server.url)
+        at = studying(home)
+        server.models = {}  # the model goes away before its cards are written
+        at.button(key="write_cards").click().run()
+        settle(at)
+    assert "Making cards stopped" in texts(at)
