@@ -29,6 +29,7 @@ from knownote.study.maps import Cite, Link, MindMap, Node
 MAP_PASSAGES = 12  # passages the model is given, shared out among the sources in use
 MAX_NODES = 80
 MAX_LABEL = 120  # characters of a node's label; longer ones are cut at a word
+MAX_IDEA = 240  # a longer line is a paragraph, not an idea: it cites nothing and is dropped
 ANSWER_TOKENS = 1024
 MAP_PROMPT = """\
 You draw a mind map of the main ideas in numbered passages from a notebook's sources.
@@ -118,6 +119,8 @@ def parse_map(reply: str, k: int) -> ParsedMap:
             continue
         if in_links:
             continue  # a line of the links section that names no relation
+        if len(text.strip()) > MAX_IDEA:
+            numbers = []
         label = clean_label(text)
         if not label:
             if numbers and nodes:  # a line of marks alone: they belong to the line above

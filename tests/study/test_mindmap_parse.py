@@ -184,3 +184,10 @@ def test_a_long_label_is_cut_at_a_word():
 def test_labels_match_links_across_case_and_punctuation():
     assert label_key("Gravity Hills!") == label_key("gravity hills")
     assert label_key("Ｇravity") == label_key("gravity")
+
+
+def test_a_paragraph_is_no_idea_even_with_marks():
+    paragraph = "We propose a method that " * 12 + "[1]"
+    (node,) = parse_map(f"- {paragraph}\n  - under it [2]", 5).nodes[:1]
+    assert node.numbers == ()
+    assert shape(f"- {'word ' * 20}[1]") == [(0, ("word " * 20).strip(), (1,))]
