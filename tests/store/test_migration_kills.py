@@ -1,5 +1,6 @@
-"""A process killed (SIGKILL) inside any migration, of a new or an old database: the next start
-finishes or redoes the migrations and the database checks clean.
+"""A process killed (SIGKILL) inside any migration, of a new or an old database (one made by hand
+at migration 3, and the oldest that main's first version wrote): the next start finishes or
+redoes the migrations and the database checks clean.
 
 Each migration runs in its own transaction, so the kill lands after the migration's statements
 and before its commit: the worst moment.
@@ -7,11 +8,13 @@ and before its commit: the worst moment.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
 import subprocess
 import sys
+import tarfile
 from pathlib import Path
 
 import duckdb
@@ -128,5 +131,62 @@ def test_a_kill_inside_a_migration_of_an_old_database_is_redone(
         assert schema(store.db) == clean_schema
         assert store.documents(1)[0].passages == 1
         assert check_store(store, files=False) == (1, [])
+    finally:
+        store.close()
+
+
+# The oldest database main ever wrote (two migrations: documents and chats), made by that
+# version itself with three documents (tests/store/past_versions, see test_upgrades.py); and
+# the first one that recorded migrations by their place in the list rather than their number.
+PAST = json.loads((Path(__file__).parent / "past_versions" / "manifest.json").read_text())
+OLDEST = PAST["levels"][0]
+BY_PLACE = next(
+    level
+    for level in PAST["levels"]
+    if level.get("versions", []) != [int(name[1:4]) for name in level["migrations"]]
+)
+
+
+def unpack_past(level: dict, folder: Path) -> Path:
+    with tarfile.open(Path(__file__).parent / "past_versions" / level["database"]) as tar:
+        tar.extractall(folder, filter="data")
+    return folder / PAST["database"]
+
+
+def rows_of(store: Store) -> list[tuple]:
+    return store.db.execute(
+        'SELECT document_id, idx, start, "end", text FROM passages ORDER BY document_id, idx'
+    ).fetchall()
+
+
+# Every migration after the oldest level's; and the first one the place-numbered level lacks
+# (m006: its "version 6" was m008), killed after the renumbering committed.
+KILLS = [(OLDEST, k) for k in range(len(OLDEST["migrations"]), len(MIGRATIONS))] + [
+    (
+        BY_PLACE,
+        next(k for k, m in enumerate(MIGRATIONS) if m.__name__ not in BY_PLACE["migrations"]),
+    )
+]
+
+
+@pytest.mark.parametrize(
+    ("level", "k"),
+    KILLS,
+    ids=lambda value: value["commit"] if isinstance(value, dict) else MIGRATIONS[value].__name__,
+)
+def test_a_kill_inside_a_migration_of_a_past_database_is_redone(level, k, tmp_path, clean_schema):
+    db = unpack_past(level, tmp_path)
+    with duckdb.connect(str(db), read_only=True) as old:
+        passages = old.execute(
+            'SELECT document_id, idx, start, "end", text FROM passages ORDER BY document_id, idx'
+        ).fetchall()
+    open_and_kill(db, k, len(MIGRATIONS))
+    store = Store.open(db)
+    try:
+        versions = store.db.execute("SELECT version FROM _migrations ORDER BY version").fetchall()
+        assert [v for (v,) in versions] == [int(m.__name__[1:4]) for m in MIGRATIONS]
+        assert schema(store.db) == clean_schema
+        assert rows_of(store) == passages
+        assert check_store(store) == (3, [])
     finally:
         store.close()
