@@ -390,21 +390,25 @@ def pack(folder: Path, target: Path) -> None:
 
 def print_table(manifest: dict) -> None:
     """The stored levels as a Markdown table (docs/data.md)."""
-    print("| level | commit, date | migrations (newest) | recorded as | holds | archive |")
-    print("|---|---|---|---|---|---|")
+    print("| level | commit, date | migrations | added | recorded by | holds | archive |")
+    print("|---|---|---|---|---|---|---|")
+    before: list[str] = []
     for e in manifest["levels"]:
+        added = ", ".join(name[:4] for name in e["migrations"] if name not in before)
+        before = e["migrations"]
         if "unbuildable" in e:
-            print(f"| {e['level']} | `{e['commit']}` | {e['migrations'][-1]} | unbuildable: "
+            print(f"| {e['level']} | `{e['commit']}` | {len(before)} | {added} | unbuildable: "
                   f"{e['unbuildable'][:80]} | | |")  # fmt: skip
             continue
         numbers = [int(name[1:4]) for name in e["migrations"]]
-        recorded = "numbers" if e["versions"] == numbers else "places in the list"
-        holds = "documents" + ", search" * ("search" in " ".join(e["holds"]))
-        holds += ", chat" * ("chat" in " ".join(e["holds"]))
-        holds += ", notes" * ("notes" in " ".join(e["holds"]))
-        print(f"| {e['level']} | `{e['commit']}` {e['date'][:10]} | {len(numbers)} "
-              f"({e['migrations'][-1]}) | {recorded} | {holds} | "
-              f"{e.get('archive_version') or '–'} |")  # fmt: skip
+        recorded = "number" if e["versions"] == numbers else "place in the list"
+        said = " ".join(e["holds"])
+        holds = ", ".join(
+            what for what, word in (("documents", "notebook"), ("search", "search"),
+                                    ("chat", "chat"), ("notes", "notes")) if word in said
+        )  # fmt: skip
+        print(f"| {e['level']} | `{e['commit']}` {e['date'][:10]} | {len(numbers)} | {added} "
+              f"| {recorded} | {holds} | {e.get('archive_version') or '–'} |")  # fmt: skip
 
 
 def main() -> int:

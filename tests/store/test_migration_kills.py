@@ -8,13 +8,11 @@ and before its commit: the worst moment.
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import signal
 import subprocess
 import sys
-import tarfile
 from pathlib import Path
 
 import duckdb
@@ -25,6 +23,7 @@ import knownote.store.migrations as migrations
 from knownote.store.check import check_store
 from knownote.store.db import Store
 from knownote.store.migrations import MIGRATIONS
+from tests.past_versions import LEVELS, unpack
 
 ROOT = Path(__file__).resolve().parents[2]
 # Runs the real Store.open with migration `k` (0-based) replaced by one that does its work and
@@ -138,19 +137,12 @@ def test_a_kill_inside_a_migration_of_an_old_database_is_redone(
 # The oldest database main ever wrote (two migrations: documents and chats), made by that
 # version itself with three documents (tests/store/past_versions, see test_upgrades.py); and
 # the first one that recorded migrations by their place in the list rather than their number.
-PAST = json.loads((Path(__file__).parent / "past_versions" / "manifest.json").read_text())
-OLDEST = PAST["levels"][0]
+OLDEST = LEVELS[0]
 BY_PLACE = next(
     level
-    for level in PAST["levels"]
-    if level.get("versions", []) != [int(name[1:4]) for name in level["migrations"]]
+    for level in LEVELS
+    if level["versions"] != [int(name[1:4]) for name in level["migrations"]]
 )
-
-
-def unpack_past(level: dict, folder: Path) -> Path:
-    with tarfile.open(Path(__file__).parent / "past_versions" / level["database"]) as tar:
-        tar.extractall(folder, filter="data")
-    return folder / PAST["database"]
 
 
 def rows_of(store: Store) -> list[tuple]:
@@ -175,7 +167,7 @@ KILLS = [(OLDEST, k) for k in range(len(OLDEST["migrations"]), len(MIGRATIONS))]
     ids=lambda value: value["commit"] if isinstance(value, dict) else MIGRATIONS[value].__name__,
 )
 def test_a_kill_inside_a_migration_of_a_past_database_is_redone(level, k, tmp_path, clean_schema):
-    db = unpack_past(level, tmp_path)
+    db = unpack(level, tmp_path)
     with duckdb.connect(str(db), read_only=True) as old:
         passages = old.execute(
             'SELECT document_id, idx, start, "end", text FROM passages ORDER BY document_id, idx'

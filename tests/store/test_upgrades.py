@@ -9,7 +9,7 @@ find what the old version found.
 
 Search is compared with a tolerance where ranking itself changed between versions: keyword
 scores became BM25F with stemming and a title field (main's a417bde), and hybrid search fuses
-them, so below and after those places may swap (one question of three, at levels 2-15). What
+them, so the places after the first may swap (one question of three, at levels 2-15). What
 must not change: today's search returns the same passages (same document, range and text) as the
 old one did, the same first; and meaning-only search the same order with the same scores within
 SCORE_TOLERANCE (old versions embedded queries with sentence-transformers on PyTorch, today's
@@ -18,8 +18,6 @@ with ONNX Runtime).
 
 from __future__ import annotations
 
-import json
-import tarfile
 from pathlib import Path
 
 import pytest
@@ -31,28 +29,15 @@ from knownote.store.archive import import_notebook
 from knownote.store.check import check_store
 from knownote.store.db import Store
 from knownote.store.migrations import MIGRATIONS, migration_version
+from tests.past_versions import LEVELS, MANIFEST, PAST, record_of, unpack
 
-PAST = Path(__file__).resolve().parent / "past_versions"
-MANIFEST = json.loads((PAST / "manifest.json").read_text())
-LEVELS = [level for level in MANIFEST["levels"] if "database" in level]
 ARCHIVES = MANIFEST["archives"]
-BY_COMMIT = {level["commit"]: level for level in LEVELS}
 TODAY = [migration.__name__ for migration in MIGRATIONS]
 # The same passage's cosine similarity to the same question, from the vectors stored by the old
-# version and a query vector of today's: sentence-transformers on PyTorch (main until 6245a5a)
-# and ONNX Runtime agree to 1.8e-7 on these passages; 1e-5 leaves room for other CPUs.
+# version and a query vector of today's: sentence-transformers on PyTorch (levels 2-3, main before
+# d72abdb) and ONNX Runtime agree to 1.8e-7 on these passages (benchmarks/upgrade_search.py);
+# 1e-5 leaves room for other CPUs.
 SCORE_TOLERANCE = 1e-5
-
-
-def unpack(level: dict, folder: Path) -> Path:
-    """The level's database and kept files, copied into `folder`; the database's path."""
-    with tarfile.open(PAST / level["database"]) as tar:
-        tar.extractall(folder, filter="data")
-    return folder / MANIFEST["database"]
-
-
-def record_of(level: dict) -> dict:
-    return json.loads((PAST / level["record"]).read_text())
 
 
 def passage_key(row: dict) -> tuple:
