@@ -60,6 +60,14 @@ def schema(db: duckdb.DuckDBPyConnection) -> list[tuple]:
     ).fetchall()
 
 
+def assert_migrated_whole(store: Store, clean_schema: list[tuple], documents: int) -> None:
+    """Every migration recorded under its number, the schema of a new database, all checked."""
+    versions = store.db.execute("SELECT version FROM _migrations ORDER BY version").fetchall()
+    assert [v for (v,) in versions] == [int(m.__name__[1:4]) for m in MIGRATIONS]
+    assert schema(store.db) == clean_schema
+    assert check_store(store) == (documents, [])
+
+
 @pytest.fixture(scope="module")
 def clean_schema(tmp_path_factory):
     db = duckdb.connect(str(tmp_path_factory.mktemp("clean") / "clean.duckdb"))
@@ -74,10 +82,7 @@ def test_a_kill_inside_a_migration_of_a_new_database_is_redone(k, tmp_path, clea
     open_and_kill(db, k, len(MIGRATIONS))
     store = Store.open(db)
     try:
-        versions = store.db.execute("SELECT version FROM _migrations ORDER BY version").fetchall()
-        assert [v for (v,) in versions] == [int(m.__name__[1:4]) for m in MIGRATIONS]
-        assert schema(store.db) == clean_schema
-        assert check_store(store) == (0, [])
+        assert_migrated_whole(store, clean_schema, 0)
     finally:
         store.close()
 
@@ -145,8 +150,8 @@ BY_PLACE = next(
 )
 
 
-def rows_of(store: Store) -> list[tuple]:
-    return store.db.execute(
+def rows_of(db: duckdb.DuckDBPyConnection) -> list[tuple]:
+    return db.execute(
         'SELECT document_id, idx, start, "end", text FROM passages ORDER BY document_id, idx'
     ).fetchall()
 
@@ -169,16 +174,11 @@ KILLS = [(OLDEST, k) for k in range(len(OLDEST["migrations"]), len(MIGRATIONS))]
 def test_a_kill_inside_a_migration_of_a_past_database_is_redone(level, k, tmp_path, clean_schema):
     db = unpack(level, tmp_path)
     with duckdb.connect(str(db), read_only=True) as old:
-        passages = old.execute(
-            'SELECT document_id, idx, start, "end", text FROM passages ORDER BY document_id, idx'
-        ).fetchall()
+        passages = rows_of(old)
     open_and_kill(db, k, len(MIGRATIONS))
     store = Store.open(db)
     try:
-        versions = store.db.execute("SELECT version FROM _migrations ORDER BY version").fetchall()
-        assert [v for (v,) in versions] == [int(m.__name__[1:4]) for m in MIGRATIONS]
-        assert schema(store.db) == clean_schema
-        assert rows_of(store) == passages
-        assert check_store(store) == (3, [])
+        assert_migrated_whole(store, clean_schema, 3)
+        assert rows_of(store.db) == passages
     finally:
         store.close()
