@@ -1,4 +1,4 @@
-"""Build the databases and archives of past KnownNote versions that tests/store/test_upgrades.py
+"""Build the databases and archives of past KnowNote versions that tests/store/test_upgrades.py
 opens with today's code.
 
 Walks the first-parent history of main for the commits that changed the migrations
