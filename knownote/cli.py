@@ -732,7 +732,7 @@ def cmd_mcp(args: argparse.Namespace, _store: None, settings: Settings) -> int:
     from knownote.store.db import Store
 
     try:
-        store = Store.open(args.db_path)
+        store = Store.open(args.db_path, progress=say_upgrade)
     except DatabaseInUse as in_use:
         url = mcp_url(settings.mcp_port)
         if args.http:
@@ -985,6 +985,11 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def say_upgrade(place: int, total: int, name: str) -> None:
+    """A database written by an older KnowNote is being upgraded: each step, on stderr."""
+    print(f"knownote: upgrading the database, step {place} of {total} ({name})", file=sys.stderr)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     settings = Settings()
@@ -997,7 +1002,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         if not getattr(args, "needs_store", True):
             return args.run(args, None, settings)
-        store = Store.open(db_path)
+        store = Store.open(db_path, progress=say_upgrade)
         try:
             return args.run(args, store, settings)
         finally:

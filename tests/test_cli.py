@@ -232,6 +232,24 @@ def test_import_takes_web_addresses_beside_files(capsys, db, monkeypatch):
     assert json.loads(out)[0]["file"] == url.split("://", 1)[1]
 
 
+def test_a_database_of_an_old_version_is_upgraded_step_by_step_on_stderr(capsys, tmp_path):
+    """The oldest database main wrote (tests/store/past_versions): each migration it lacks is
+    said as it runs; the second command has nothing left to say."""
+    from knownote.store.migrations import MIGRATIONS
+    from tests.past_versions import LEVELS, unpack
+
+    oldest = LEVELS[0]
+    db = unpack(oldest, tmp_path)
+    code, out, err = run(capsys, "--db", db, "check")
+    missing = [m.__name__ for m in MIGRATIONS if m.__name__ not in oldest["migrations"]]
+    assert code == 0 and "3 documents checked" in out
+    assert err.splitlines() == [
+        f"knownote: upgrading the database, step {n} of {len(missing)} ({name})"
+        for n, name in enumerate(missing, start=1)
+    ]
+    assert run(capsys, "--db", db, "check")[2] == ""
+
+
 def test_mindmap_prints_the_headings_and_writes_svg_opml_and_markdown(capsys, db, tmp_path):
     import xml.etree.ElementTree as ET
 

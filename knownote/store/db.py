@@ -27,7 +27,7 @@ from knownote.index.codes import insert_codes
 from knownote.index.context import NewPassage
 from knownote.read.extracted import OcrPage, Page, Timed
 from knownote.read.sections import Heading
-from knownote.store.migrations import migrate
+from knownote.store.migrations import Progress, migrate
 
 
 @dataclass(frozen=True)
@@ -173,8 +173,9 @@ class Store:
         self.lock = threading.RLock()
 
     @classmethod
-    def open(cls, path: Path | str | None) -> Store:
-        """Open (creating and migrating as needed) the database at `path`; None is in memory."""
+    def open(cls, path: Path | str | None, progress: Progress | None = None) -> Store:
+        """Open (creating and migrating as needed) the database at `path`; None is in memory.
+        `progress` is told of each migration before it runs (an old database being upgraded)."""
         db_path = Path(path) if path is not None else None
         if db_path is not None:
             db_path.parent.mkdir(parents=True, exist_ok=True)
@@ -189,7 +190,7 @@ class Store:
                 ) from e
             raise KnowNoteError(f"Could not open the database {db_path}: {e}") from e
         store = cls(db, db_path)
-        migrate(db)
+        migrate(db, progress)
         store.remove_orphan_files()
         return store
 

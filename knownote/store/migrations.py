@@ -648,7 +648,36 @@ def migration_version(migration: Migration) -> int:
     return int(migration.__name__[1:4])
 
 
-def migrate(db: duckdb.DuckDBPyConnection) -> list[str]:
+# Told before each migration of an existing database runs (a new one is not "upgraded"): its
+# place among those to run, how many there are, its name.
+Progress = Callable[[int, int, str], None]
+
+
+def renumber_by_name(db: duckdb.DuckDBPyConnection) -> None:
+    """Record each applied migration under the number in its name.
+
+    Until main's a0bc3c2 (1 December 2026) the version recorded was the migration's place in the
+    list, and the list had gaps: m008_support_spans was recorded as 6 before m006 existed, so
+    the number alone would call m006 applied and run m008 a second time.
+    """
+    rows = db.execute("SELECT version, name, applied_at FROM _migrations").fetchall()
+    misplaced = [row for row in rows if row[0] != int(row[1][1:4])]
+    if not misplaced:
+        return
+    db.execute("BEGIN TRANSACTION")
+    try:
+        db.executemany("DELETE FROM _migrations WHERE version = ?", [[v] for v, _, _ in misplaced])
+        db.executemany(
+            "INSERT INTO _migrations (version, name, applied_at) VALUES (?, ?, ?)",
+            [[int(name[1:4]), name, applied_at] for _, name, applied_at in misplaced],
+        )
+        db.execute("COMMIT")
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+
+
+def migrate(db: duckdb.DuckDBPyConnection, progress: Progress | None = None) -> list[str]:
     """Apply every migration not yet recorded; return the names applied."""
     db.execute(
         """
@@ -659,18 +688,19 @@ def migrate(db: duckdb.DuckDBPyConnection) -> list[str]:
         )
         """
     )
+    renumber_by_name(db)
     done = {row[0] for row in db.execute("SELECT version FROM _migrations").fetchall()}
+    pending = [m for m in MIGRATIONS if migration_version(m) not in done]
     applied = []
-    for migration in MIGRATIONS:
-        version = migration_version(migration)
-        if version in done:
-            continue
+    for place, migration in enumerate(pending, start=1):
+        if progress is not None and done:
+            progress(place, len(pending), migration.__name__)
         db.execute("BEGIN TRANSACTION")
         try:
             migration(db)
             db.execute(
                 "INSERT INTO _migrations (version, name) VALUES (?, ?)",
-                [version, migration.__name__],
+                [migration_version(migration), migration.__name__],
             )
             db.execute("COMMIT")
         except BaseException:

@@ -1,5 +1,6 @@
-"""A process killed (SIGKILL) inside any migration, of a new or an old database: the next start
-finishes or redoes the migrations and the database checks clean.
+"""A process killed (SIGKILL) inside any migration, of a new or an old database (one made by hand
+at migration 3, and the oldest that main's first version wrote): the next start finishes or
+redoes the migrations and the database checks clean.
 
 Each migration runs in its own transaction, so the kill lands after the migration's statements
 and before its commit: the worst moment.
@@ -22,6 +23,7 @@ import knownote.store.migrations as migrations
 from knownote.store.check import check_store
 from knownote.store.db import Store
 from knownote.store.migrations import MIGRATIONS
+from tests.past_versions import LEVELS, unpack
 
 ROOT = Path(__file__).resolve().parents[2]
 # Runs the real Store.open with migration `k` (0-based) replaced by one that does its work and
@@ -58,6 +60,14 @@ def schema(db: duckdb.DuckDBPyConnection) -> list[tuple]:
     ).fetchall()
 
 
+def assert_migrated_whole(store: Store, clean_schema: list[tuple], documents: int) -> None:
+    """Every migration recorded under its number, the schema of a new database, all checked."""
+    versions = store.db.execute("SELECT version FROM _migrations ORDER BY version").fetchall()
+    assert [v for (v,) in versions] == [int(m.__name__[1:4]) for m in MIGRATIONS]
+    assert schema(store.db) == clean_schema
+    assert check_store(store) == (documents, [])
+
+
 @pytest.fixture(scope="module")
 def clean_schema(tmp_path_factory):
     db = duckdb.connect(str(tmp_path_factory.mktemp("clean") / "clean.duckdb"))
@@ -72,10 +82,7 @@ def test_a_kill_inside_a_migration_of_a_new_database_is_redone(k, tmp_path, clea
     open_and_kill(db, k, len(MIGRATIONS))
     store = Store.open(db)
     try:
-        versions = store.db.execute("SELECT version FROM _migrations ORDER BY version").fetchall()
-        assert [v for (v,) in versions] == [int(m.__name__[1:4]) for m in MIGRATIONS]
-        assert schema(store.db) == clean_schema
-        assert check_store(store) == (0, [])
+        assert_migrated_whole(store, clean_schema, 0)
     finally:
         store.close()
 
@@ -128,5 +135,50 @@ def test_a_kill_inside_a_migration_of_an_old_database_is_redone(
         assert schema(store.db) == clean_schema
         assert store.documents(1)[0].passages == 1
         assert check_store(store, files=False) == (1, [])
+    finally:
+        store.close()
+
+
+# The oldest database main ever wrote (two migrations: documents and chats), made by that
+# version itself with three documents (tests/store/past_versions, see test_upgrades.py); and
+# the first one that recorded migrations by their place in the list rather than their number.
+OLDEST = LEVELS[0]
+BY_PLACE = next(
+    level
+    for level in LEVELS
+    if level["versions"] != [int(name[1:4]) for name in level["migrations"]]
+)
+
+
+def rows_of(db: duckdb.DuckDBPyConnection) -> list[tuple]:
+    return db.execute(
+        'SELECT document_id, idx, start, "end", text FROM passages ORDER BY document_id, idx'
+    ).fetchall()
+
+
+# Every migration after the oldest level's; and the first one the place-numbered level lacks
+# (m006: its "version 6" was m008), killed after the renumbering committed.
+KILLS = [(OLDEST, k) for k in range(len(OLDEST["migrations"]), len(MIGRATIONS))] + [
+    (
+        BY_PLACE,
+        next(k for k, m in enumerate(MIGRATIONS) if m.__name__ not in BY_PLACE["migrations"]),
+    )
+]
+
+
+@pytest.mark.parametrize(
+    ("level", "k"),
+    KILLS,
+    ids=lambda value: value["commit"] if isinstance(value, dict) else MIGRATIONS[value].__name__,
+)
+def test_a_kill_inside_a_migration_of_a_past_database_is_redone(level, k, tmp_path, clean_schema):
+    db = unpack(level, tmp_path)
+    with duckdb.connect(str(db), read_only=True) as old:
+        passages = rows_of(old)
+    open_and_kill(db, k, len(MIGRATIONS))
+    store = Store.open(db)
+    try:
+        assert_migrated_whole(store, clean_schema, 3)
+        assert rows_of(store.db) == passages
     finally:
         store.close()

@@ -251,3 +251,36 @@ def test_documents_stored_before_have_no_languages_yet(tmp_path):
     )
     assert db.execute("SELECT languages FROM documents").fetchall() == [(None,)]
     db.close()
+
+
+def test_migrations_recorded_by_their_place_in_the_list_are_renumbered_by_name(tmp_path):
+    # Before main's a0bc3c2 the version was the place in the list: a database of that time with
+    # m001-m005 and m008 recorded m008_support_spans as version 6, before m006 existed.
+    import knownote.store.migrations as migrations
+
+    early = [m for m in MIGRATIONS if m.__name__[:4] in ("m001", "m002", "m003", "m004", "m005")]
+    supports = next(m for m in MIGRATIONS if m.__name__.startswith("m008"))
+    db = duckdb.connect(str(tmp_path / "by_place.duckdb"))
+    db.execute(
+        "CREATE TABLE _migrations (version INTEGER PRIMARY KEY, name VARCHAR NOT NULL, "
+        "applied_at TIMESTAMP NOT NULL DEFAULT current_timestamp)"
+    )
+    for place, migration in enumerate([*early, supports], start=1):
+        migration(db)
+        db.execute("INSERT INTO _migrations (version, name) VALUES (?, ?)",
+                   [place, migration.__name__])  # fmt: skip
+    told = []
+    applied = migrations.migrate(db, progress=lambda *step: told.append(step))
+    assert "m006_ocr_pages" in applied and supports.__name__ not in applied
+    assert [name for _, _, name in told] == applied
+    assert told[0][:2] == (1, len(applied)) and told[-1][:2] == (len(applied), len(applied))
+    rows = db.execute("SELECT version, name FROM _migrations ORDER BY version").fetchall()
+    assert rows == [(int(m.__name__[1:4]), m.__name__) for m in MIGRATIONS]
+    db.close()
+
+
+def test_a_new_database_is_not_reported_as_upgraded(tmp_path):
+    told = []
+    store = Store.open(tmp_path / "new.duckdb", progress=lambda *step: told.append(step))
+    store.close()
+    assert told == []
