@@ -42,7 +42,7 @@ MODE_LABELS = {
 }
 
 
-@st.cache_resource(show_spinner=False)
+@st.cache_resource(show_spinner="Opening the database (one an older KnowNote wrote is upgraded)")
 def open_store(path: str) -> Store:
     """One store (one DuckDB connection) per database file and process."""
     return Store.open(path)
