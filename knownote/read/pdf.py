@@ -133,6 +133,7 @@ class _Layers:
     to_read: list[int]  # 0-based indices of the pages to read by OCR
     unreadable: list[int]  # 1-based numbers of damaged pages
     lines: list[list[pdf_headings.Line]]  # per page, its text layer's lines (for headings)
+    layered: list[int]  # 0-based indices of the other pages with an OCR layer over an image
 
 
 def _read_layers(doc: pymupdf.Document, with_lines: bool = False) -> _Layers:
@@ -157,8 +158,8 @@ def _read_layers(doc: pymupdf.Document, with_lines: bool = False) -> _Layers:
         texts.append(text)
         lines.append(found)
     if layered and scans.noisy_layer([texts[i] for i in layered]):
-        blank = sorted(blank + layered)
-    return _Layers(texts, blank, unreadable, lines)
+        blank, layered = sorted(blank + layered), []
+    return _Layers(texts, blank, unreadable, lines, layered)
 
 
 def pdf_pages_to_ocr(doc: pymupdf.Document) -> list[int]:
@@ -192,6 +193,8 @@ def extract_pdf(
         layers = _read_layers(doc, with_lines=True)
         texts, unreadable, lines = layers.texts, layers.unreadable, layers.lines
         to_read, skipped = layers.to_read, 0
+        if ocr.force:  # "Read again by OCR": every page that can be read
+            to_read = [i for i in range(count) if i + 1 not in unreadable]
         if ocr.max_pages == 0:  # OCR is switched off: those pages keep what text they have
             skipped, to_read = len(to_read), []
         if len(to_read) > ocr.max_pages:
@@ -199,22 +202,28 @@ def extract_pdf(
                 f"{name} has {len(to_read):,} pages to read by OCR, more than the limit of "
                 f"{ocr.max_pages} (setting max_ocr_pages). Split it into smaller files."
             )
+        judged = [] if ocr.force else scans.layers_to_judge(texts, layers.layered, ocr, to_read)
         ocr_pages, refused = [], []
-        if progress and to_read:
-            progress(0, len(to_read))
-        pages = (doc.load_page(index) for index in to_read)
+        reading = sorted(to_read + judged)
+        if progress and reading:
+            progress(0, len(reading))
+        pages = (doc.load_page(index) for index in reading)
         read_all = scans.ocr_pdf_pages(pages, ocr, name)
-        for n, (index, read) in enumerate(zip(to_read, read_all, strict=True), 1):
-            lines[index] = []  # the text layer's lines are not in the text OCR read
-            if isinstance(read, FileTooLarge):
-                texts[index], refused = "", [*refused, str(read)]
+        for n, (index, read) in enumerate(zip(reading, read_all, strict=True), 1):
+            if index in judged and (
+                isinstance(read, FileTooLarge) or not scans.reads_better(read[0], texts[index], ocr)
+            ):
+                pass  # the page's own layer reads as well: it stays
+            elif isinstance(read, FileTooLarge):
+                texts[index], refused, lines[index] = "", [*refused, str(read)], []
             else:
                 texts[index] = read[0]
                 ocr_pages.append(read[1])
-            if progress and n < len(to_read):
-                progress(n, len(to_read))
-        if progress and to_read:
-            progress(len(to_read), len(to_read))
+                lines[index] = []  # the text layer's lines are not in the text OCR read
+            if progress and n < len(reading):
+                progress(n, len(reading))
+        if progress and reading:
+            progress(len(reading), len(reading))
         total = sum(len(t) + len(PAGE_SEPARATOR) for t in texts)
         if total > max_chars + len(PAGE_SEPARATOR):
             raise too_many_chars(name, max_chars)
