@@ -87,7 +87,7 @@ def _cells(lines: list[_Line]) -> list[_Line]:
         if line.box[2] - line.box[0] > MAX_CELL_WIDTH * line.height:
             continue
         top = line.box[1]
-        lo = bisect.bisect_left(bottoms, top - line.height)
+        lo = bisect.bisect_left(bottoms, top - 0.6 * line.height)  # a leading, not a gap
         hi = bisect.bisect_right(bottoms, top + 0.5 * line.height)
         if not any(min(ln.box[2], line.box[2]) > max(ln.box[0], line.box[0]) for ln in long[lo:hi]):
             cells.append(line)
