@@ -11,7 +11,7 @@ from knownote.read import pdf_headings, scans
 from knownote.read.canonical import PAGE_SEPARATOR, clean_text, good_title, join_pages
 from knownote.read.extracted import Extracted, OcrLimits, OcrProgress, Page, too_many_chars
 from knownote.read.sections import Heading
-from knownote.read.table_rows import Box, Reordered, reorder_rows
+from knownote.read.table_rows import layer_rows
 
 # Ligatures are expanded ("ﬁ" -> "fi") so words are searchable; everything else is MuPDF's default.
 PDF_TEXT_FLAGS = pymupdf.TEXTFLAGS_TEXT & ~pymupdf.TEXT_PRESERVE_LIGATURES
@@ -24,35 +24,6 @@ def pdf_page_text(page: pymupdf.Page, textpage: pymupdf.TextPage | None = None) 
     text = clean_text(page.get_text("text", textpage=textpage))
     rows = layer_rows(textpage, text)
     return text if rows is None else rows.text
-
-
-def layer_rows(textpage: pymupdf.TextPage, text: str) -> Reordered | None:
-    """The page's cleaned text with its tables' rows joined (None: no table on the page, or its
-    lines could not be matched one for one to the text's lines)."""
-    boxes = _layer_line_boxes(textpage, text)
-    return None if boxes is None else reorder_rows(text, boxes)
-
-
-def _layer_line_boxes(textpage: pymupdf.TextPage, text: str) -> list[Box | None] | None:
-    """The box of each line of `text` (split at "\n"), the page's cleaned plain text, from the
-    text layer's lines in the order MuPDF writes them; None when they do not match one for one.
-    Lines not written left to right get no box (vertical text is no table row)."""
-    parts = text.split("\n")
-    boxes: list[Box | None] = [None] * len(parts)
-    k = 0
-    for block in textpage.extractDICT()["blocks"]:
-        for line in block.get("lines", ()):
-            wanted = clean_text("".join(span["text"] for span in line["spans"]))
-            if not wanted:
-                continue
-            while k < len(parts) and not parts[k]:
-                k += 1
-            if k >= len(parts) or parts[k] != wanted:
-                return None
-            if line["dir"][0] > 0.99:
-                boxes[k] = tuple(line["bbox"])
-            k += 1
-    return boxes if not any(parts[k:]) else None
 
 
 def pdf_headings_of(

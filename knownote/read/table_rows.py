@@ -26,6 +26,10 @@ from dataclasses import dataclass
 from itertools import pairwise
 from statistics import median
 
+import pymupdf
+
+from knownote.read.canonical import clean_text
+
 Box = tuple[float, float, float, float]  # x0, y0, x1, y1
 
 CELL_SEPARATOR = " · "
@@ -212,3 +216,32 @@ def follow(
         out_boxes.append(None if i < 0 else boxes[i])
         out_lines.append(lines[i] if i >= 0 else (out_lines[-1] if out_lines else 0))
     return tuple(out_boxes), tuple(out_lines)
+
+
+def layer_rows(textpage: pymupdf.TextPage, text: str) -> Reordered | None:
+    """The page's cleaned text with its tables' rows joined (None: no table on the page, or its
+    lines could not be matched one for one to the text's lines)."""
+    boxes = _layer_line_boxes(textpage, text)
+    return None if boxes is None else reorder_rows(text, boxes)
+
+
+def _layer_line_boxes(textpage: pymupdf.TextPage, text: str) -> list[Box | None] | None:
+    """The box of each line of `text` (split at "\n"), the page's cleaned plain text, from the
+    text layer's lines in the order MuPDF writes them; None when they do not match one for one.
+    Lines not written left to right get no box (vertical text is no table row)."""
+    parts = text.split("\n")
+    boxes: list[Box | None] = [None] * len(parts)
+    k = 0
+    for block in textpage.extractDICT()["blocks"]:
+        for line in block.get("lines", ()):
+            wanted = clean_text("".join(span["text"] for span in line["spans"]))
+            if not wanted:
+                continue
+            while k < len(parts) and not parts[k]:
+                k += 1
+            if k >= len(parts) or parts[k] != wanted:
+                return None
+            if line["dir"][0] > 0.99:
+                boxes[k] = tuple(line["bbox"])
+            k += 1
+    return boxes if not any(parts[k:]) else None

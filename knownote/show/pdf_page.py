@@ -28,8 +28,8 @@ from pymupdf import mupdf
 from knownote.errors import KnowNoteError, NotFound, PageMismatch, PasswordRequired
 from knownote.read.canonical import BLANK_LINES, CHAR_MAP, SURROGATES, TRAILING_SPACE, clean_text
 from knownote.read.extracted import OcrLimits, OcrPage
-from knownote.read.pdf import PDF_TEXT_FLAGS, layer_rows
-from knownote.read.table_rows import follow
+from knownote.read.pdf import PDF_TEXT_FLAGS
+from knownote.read.table_rows import follow, layer_rows
 from knownote.store.db import Document, Store
 
 Box = tuple[float, float, float, float]  # x0, y0, x1, y1 in unrotated page coordinates
