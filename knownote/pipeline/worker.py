@@ -22,6 +22,7 @@ from knownote.store.jobs import (
     DUPLICATE,
     FAILED,
     IMPORTED,
+    READ_BY_OCR,
     REEMBED,
     REINDEX,
     WEB,
@@ -112,6 +113,12 @@ class ImportWorker:
         self.wake()
         return job
 
+    def read_again_by_ocr(self, document_id: int) -> Job:
+        """Queue a source to be read again by OCR, as a new version beside it."""
+        job = self.queue.enqueue_read_by_ocr(document_id, self.settings.passage_size)
+        self.wake()
+        return job
+
     def wake(self) -> None:
         """Look at the queue now (call after adding a job)."""
         self._wake.set()
@@ -194,12 +201,12 @@ class ImportWorker:
             self._reembed(job)
             return
         # here: they load the extraction libraries
-        from knownote.pipeline.ingest import import_address, import_file
+        from knownote.pipeline.ingest import import_address, import_file, read_again_by_ocr
 
         password = self._passwords.pop(job.id, None)
         try:
             notebook = self.queue.store.notebook(job.notebook_id)
-            data = b"" if job.kind == WEB else self.queue.read_bytes(job)
+            data = b"" if job.kind in (WEB, READ_BY_OCR) else self.queue.read_bytes(job)
         except NotFound as e:
             self.queue.finish(job.id, FAILED, error=str(e))
             self._forget_if_notebook_gone(job)
@@ -221,6 +228,16 @@ class ImportWorker:
                 job.filename,
                 settings=settings,
                 embedder=self.embedder(notebook.embedding_model),
+                progress=progress,
+            )
+        elif job.kind == READ_BY_OCR:
+            source = job.document_id or 0
+            work = lambda: read_again_by_ocr(  # noqa: E731
+                self.queue.store,
+                source,
+                settings=settings,
+                embedder=self.embedder(notebook.embedding_model),
+                password=password,
                 progress=progress,
             )
         else:

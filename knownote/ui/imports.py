@@ -31,6 +31,7 @@ from knownote.store.jobs import (
     NOTEBOOK_JOBS,
     PASSWORD,
     QUEUED,
+    READ_BY_OCR,
     REEMBED,
     REINDEX,
     RUNNING,
@@ -132,12 +133,15 @@ def live_jobs(worker: ImportWorker, notebook_id: int) -> None:
 
 def live_row(worker: ImportWorker, job: Job) -> None:
     name = escape_markdown(job.filename)
+    if job.kind == READ_BY_OCR:
+        name += " (read again by OCR)"
     info, action = st.columns([6, 1], vertical_alignment="center")
     if job.status == QUEUED and job.kind in NOTEBOOK_JOBS:
         info.markdown(f"{name}: waiting; search works meanwhile")
         return
     if job.status == QUEUED:
-        info.markdown(f"{name}: waiting to be imported")
+        waiting = "read" if job.kind == READ_BY_OCR else "imported"
+        info.markdown(f"{name}: waiting to be {waiting}")
         action.button(
             "Remove", key=f"remove_job_{job.id}", on_click=worker.queue.remove, args=(job.id,)
         )
