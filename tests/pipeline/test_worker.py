@@ -213,7 +213,8 @@ def test_an_overview_the_model_cannot_write_is_said_and_the_import_stays(
     consistent(store, settings)
 
 
-def _typed_pdf() -> bytes:
+def typed_pdf() -> bytes:
+    """A one-page PDF with a text layer: a typed memo's two lines."""
     import pymupdf
 
     doc = pymupdf.open()
@@ -226,7 +227,7 @@ def _typed_pdf() -> bytes:
 def test_read_again_by_ocr_makes_a_new_version_read_by_ocr(store, notebook, settings, embedder):
     settings = settings.with_(ocr_engine="rapidocr")
     worker = ImportWorker(JobQueue(store), settings, lambda name: embedder)
-    first = worker.queue.enqueue(notebook.id, "memo.pdf", _typed_pdf(), 500)
+    first = worker.queue.enqueue(notebook.id, "memo.pdf", typed_pdf(), 500)
     worker.run_once()
     source = worker.queue.job(first.id).document_id
     assert store.ocr_page(source, 1) is None  # its text layer was read
