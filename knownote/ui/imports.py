@@ -131,10 +131,14 @@ def live_jobs(worker: ImportWorker, notebook_id: int) -> None:
             live_row(worker, job)
 
 
-def live_row(worker: ImportWorker, job: Job) -> None:
+def job_name(job: Job) -> str:
+    """The job's file as Markdown, and whether it is a source read again by OCR."""
     name = escape_markdown(job.filename)
-    if job.kind == READ_BY_OCR:
-        name += " (read again by OCR)"
+    return name + " (read again by OCR)" if job.kind == READ_BY_OCR else name
+
+
+def live_row(worker: ImportWorker, job: Job) -> None:
+    name = job_name(job)
     info, action = st.columns([6, 1], vertical_alignment="center")
     if job.status == QUEUED and job.kind in NOTEBOOK_JOBS:
         info.markdown(f"{name}: waiting; search works meanwhile")
@@ -187,7 +191,7 @@ def progress_of(job: Job) -> tuple[float, str]:
 
 
 def job_outcome(worker: ImportWorker, job: Job) -> None:
-    name = escape_markdown(job.filename)
+    name = job_name(job)
     if job.kind == REINDEX:
         reindex_outcome(job)
         return
