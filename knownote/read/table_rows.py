@@ -71,24 +71,44 @@ def reorder_rows(text: str, line_boxes: Sequence[Box | None]) -> Reordered | Non
         if part.strip() and box is not None and box[3] > box[1] and box[2] > box[0]:
             lines.append(_Line(index, at, at + len(part), box))
         at += len(part) + 1
-    lines = _cells(lines)
-    tables = _tables(text, _rows(lines))
+    cells = _cells(lines)
+    tables = _tables(text, _rows(cells))
     if not tables:
         return None
-    return _rebuild(text, parts, tables)
+    taken = {line.index for line in cells}
+    long = [line for line in lines if line.index not in taken and _long(line)]
+    return _rebuild(text, parts, [_widened(table, long) for table in tables])
+
+
+def _long(line: _Line) -> bool:
+    return line.box[2] - line.box[0] > MAX_CELL_WIDTH * line.height
+
+
+def _widened(table: list[list[_Line]], long: list[_Line]) -> list[list[_Line]]:
+    """The table with the long lines that start where cells of two of its rows do, past its
+    first column (a cell of running text, "이마트, 이마트 트레이더스, 롯데마트, 홈플러스") and
+    within its height, its rows made again."""
+    cells = [line for row in table for line in row]
+    starts = [line.box[0] for row in table for line in row[1:]]  # not the first: the margin's
+    columns = [x for x in set(starts) if sum(abs(x - y) < 1.0 for y in starts) > 1]
+    top, bottom = min(c.box[1] for c in cells), max(c.box[3] for c in cells)
+    extra = [
+        line
+        for line in long
+        if top <= (line.box[1] + line.box[3]) / 2 <= bottom
+        and any(abs(line.box[0] - x) < 0.5 * line.height for x in columns)
+    ]
+    return _rows(cells + extra) if extra else table
 
 
 def _cells(lines: list[_Line]) -> list[_Line]:
     """The lines that may be table cells: not a text column's line (longer than MAX_CELL_WIDTH
     line heights), nor the short last line of a paragraph (right under such a line)."""
-    long = sorted(
-        (ln for ln in lines if ln.box[2] - ln.box[0] > MAX_CELL_WIDTH * ln.height),
-        key=lambda ln: ln.box[3],
-    )
+    long = sorted((ln for ln in lines if _long(ln)), key=lambda ln: ln.box[3])
     bottoms = [ln.box[3] for ln in long]
     cells = []
     for line in lines:
-        if line.box[2] - line.box[0] > MAX_CELL_WIDTH * line.height:
+        if _long(line):
             continue
         top = line.box[1]
         lo = bisect.bisect_left(bottoms, top - 0.6 * line.height)  # a leading, not a gap

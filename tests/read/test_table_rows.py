@@ -19,6 +19,12 @@ def test_the_credits_grid_reads_a_row_of_whole_names_a_line():
     assert not any(len(line) == 1 for line in lines)  # no name comes a character a line
 
 
+def test_a_cell_of_running_text_stays_in_its_row():
+    text = pdf_page_text(pymupdf.open(corpus_file("docs/pdf/cjk_ko_card_terms_tables.pdf"))[0])
+    assert "온라인쇼핑몰 · 삼성카드 쇼핑, G마켓, 옥션, 11번가, 인터파크," in text.split("\n")
+    assert "업종 · 적립 대상 · 업종 · 적립 대상" in text.split("\n")
+
+
 def test_a_page_without_a_table_reads_as_mupdf_writes_it():
     doc = pymupdf.open(corpus_file("docs/pdf/paper_tam_review_sprouts.pdf"))
     for page in doc:
