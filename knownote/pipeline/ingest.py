@@ -307,21 +307,15 @@ def read_again_by_ocr(
     the file; NotFound when the source is gone."""
     document = store.document(document_id)
     notebook = store.notebook(document.notebook_id)
+    name = document.filename
     if document.kind not in OCR_KINDS:
-        return ImportResult(
-            file=document.filename,
-            status="failed",
-            error=f"{document.filename} is a {document.kind} source: only PDFs and images can "
-            "be read by OCR.",
-        )
+        error = f"{name} is a {document.kind} source: only PDFs and images can be read by OCR."
+        return ImportResult(name, "failed", error=error)
     try:
         data = store.read_file(document.sha256)
     except NotFound:
-        return ImportResult(
-            file=document.filename,
-            status="failed",
-            error=f"The file of {document.filename} is no longer kept: import it again instead.",
-        )
+        error = f"The file of {name} is no longer kept: import it again instead."
+        return ImportResult(name, "failed", error=error)
     origin = store.web_origin(document_id)
     return import_file(
         store,
