@@ -174,27 +174,35 @@ def extract_pdf(
                 f"{ocr.max_pages} (setting max_ocr_pages). Split it into smaller files."
             )
         judged = [] if ocr.force else scans.layers_to_judge(texts, layers.layered, ocr, to_read)
-        ocr_pages, refused = [], []
-        reading = sorted(to_read + judged)
-        if progress and reading:
-            progress(0, len(reading))
-        pages = (doc.load_page(index) for index in reading)
-        read_all = scans.ocr_pdf_pages(pages, ocr, name)
-        for n, (index, read) in enumerate(zip(reading, read_all, strict=True), 1):
-            if index in judged and (
-                isinstance(read, FileTooLarge) or not scans.reads_better(read[0], texts[index], ocr)
-            ):
-                pass  # the page's own layer reads as well: it stays
-            elif isinstance(read, FileTooLarge):
-                texts[index], refused, lines[index] = "", [*refused, str(read)], []
-            else:
-                texts[index] = read[0]
-                ocr_pages.append(read[1])
-                lines[index] = []  # the text layer's lines are not in the text OCR read
-            if progress and n < len(reading):
-                progress(n, len(reading))
-        if progress and reading:
-            progress(len(reading), len(reading))
+        # the first few suspect layers are judged; the others only when a fresh reading won
+        rest, batch = judged[scans.JUDGE_FIRST :], sorted(to_read + judged[: scans.JUDGE_FIRST])
+        ocr_pages, refused, won, done, planned = [], [], 0, 0, len(batch)
+        if progress and planned:
+            progress(0, planned)
+        while batch:
+            pages = (doc.load_page(index) for index in batch)
+            read_all = scans.ocr_pdf_pages(pages, ocr, name)
+            for index, read in zip(batch, read_all, strict=True):
+                if index in judged and (
+                    isinstance(read, FileTooLarge)
+                    or not scans.reads_better(read[0], texts[index], ocr)
+                ):
+                    pass  # the page's own layer reads as well: it stays
+                elif isinstance(read, FileTooLarge):
+                    texts[index], refused, lines[index] = "", [*refused, str(read)], []
+                else:
+                    texts[index] = read[0]
+                    ocr_pages.append(read[1])
+                    lines[index] = []  # the text layer's lines are not in the text OCR read
+                    won += index in judged
+                done += 1
+                if progress and done < planned:
+                    progress(done, planned)
+            batch, rest = (rest, []) if won else ([], [])
+            planned += len(batch)
+        if progress and planned:
+            progress(planned, planned)
+        ocr_pages.sort(key=lambda page: page.number)
         total = sum(len(t) + len(PAGE_SEPARATOR) for t in texts)
         if total > max_chars + len(PAGE_SEPARATOR):
             raise too_many_chars(name, max_chars)

@@ -37,6 +37,9 @@ NOISY_LAYER_SHARE = 0.05  # share of suspect digit tokens above which an OCR lay
 # misread, "Eeairing", "aieiabership": under 0.8; Chinese layers: 0.4-0.7, always judged).
 SUSPECT_KNOWN_SHARE = 0.9
 BETTER_BY = 0.05  # the fresh reading is kept when its known share is this much higher
+# A document's first suspect layers judged; the others only when a fresh reading won on one of
+# them (a Chinese scan's good layer scores as low as a poor one: three OCR runs, not hundreds).
+JUDGE_FIRST = 3
 
 # ---------------------------------------------------------------- PDF pages
 
