@@ -5,7 +5,9 @@ images and under 50 characters, or under 200 characters beside an image covering
 or when its layer is a noisy OCR layer: invisible text (render mode 3) over a page-covering image
 whose digit-bearing tokens are often OCR confusions ("ZOq5", "20I5"); measured over all such pages
 of the document (the corpus's auditor letter: 13 %, every born-digital page of the corpus: no
-invisible layer at all).
+invisible layer at all). Such a layer that passes that test but whose words the dictionary knows
+few of (poor in its letters: "Eeairing", "aieiabership") is judged against a fresh OCR reading of
+its page, and the better reading kept (`layers_to_judge`, `reads_better`; knownote.read.wordlist).
 
 Boxes of OCR'd characters are stored in page coordinates: PDF points of the unrotated page, and
 for an image file, its pixels scaled by IMAGE_SCALE (an image page is drawn as a PDF page of that
