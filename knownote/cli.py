@@ -119,6 +119,22 @@ def cmd_import(args: argparse.Namespace, store: Store, settings: Settings) -> in
     return 1 if any(r["status"] == "failed" for r in results) else 0
 
 
+def cmd_ocr(args: argparse.Namespace, store: Store, settings: Settings) -> int:
+    """Read a PDF or image source again by OCR, as a new version beside it."""
+    from knownote.pipeline.ingest import read_again_by_ocr
+
+    progress = StderrProgress()
+    result = read_again_by_ocr(
+        store, args.document_id, settings=settings, password=args.password, progress=progress
+    )
+    progress.done()
+    if args.json:
+        emit_json(result.as_dict())
+    else:
+        print(describe_import(result.as_dict()))
+    return 1 if result.status == "failed" else 0
+
+
 def describe_import(result: dict) -> str:
     if result["status"] == "failed":
         return f"failed     {result['file']}: {result['error']}"
@@ -819,6 +835,14 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("export", help="print a chat as Markdown, with footnoted citations")
     p.add_argument("chat_id", type=parse_id)
     p.set_defaults(run=cmd_export)
+
+    p = sub.add_parser(
+        "ocr", help="read a PDF or image source again by OCR, as a new version beside it"
+    )
+    p.add_argument("document_id", type=parse_id)
+    p.add_argument("--password", help="password of an encrypted PDF (it is not stored)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(run=cmd_ocr)
 
     p = sub.add_parser("page", help="write a PDF passage's page(s) as PNG, the passage highlighted")
     p.add_argument("document_id", type=parse_id)

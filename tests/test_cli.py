@@ -7,6 +7,7 @@ import pytest
 
 from knownote.cli import main
 from tests.conftest import corpus_file
+from tests.pipeline.test_worker import typed_pdf
 
 
 def run(capsys, *args):
@@ -230,6 +231,38 @@ def test_import_takes_web_addresses_beside_files(capsys, db, monkeypatch):
         code, out, _ = run(capsys, "--db", db, "import", "Web", url, "--json")
     assert code == 0 and json.loads(out)[0]["status"] == "imported"
     assert json.loads(out)[0]["file"] == url.split("://", 1)[1]
+
+
+def test_ocr_reads_a_source_again_as_a_new_version(capsys, db, monkeypatch, tmp_path):
+    monkeypatch.setenv("KNOWNOTE_OCR_ENGINE", "rapidocr")
+    memo = tmp_path / "memo.pdf"
+    memo.write_bytes(typed_pdf())
+    _, out, _ = run(capsys, "--db", db, "import", "Memos", memo, "--json")
+    first = json.loads(out)[0]["document_id"]
+    code, out, err = run(capsys, "--db", db, "ocr", first, "--json")
+    result = json.loads(out)
+    assert code == 0, result
+    assert result["status"] == "imported" and result["document_id"] != first
+    assert result["warnings"][0].startswith("Read again by OCR: version 2")
+    assert "by OCR" in err  # the pages' progress
+    code, out, _ = run(capsys, "--db", db, "show", result["document_id"], "--json")
+    shown = json.loads(out)
+    assert "membership" in shown["text"]
+    assert all(p["text"] == shown["text"][p["start"] : p["end"]] for p in shown["passages"])
+
+
+def test_ocr_of_a_text_source_says_why_not(capsys, db):
+    _, out, _ = run(
+        capsys,
+        "--db",
+        db,
+        "import",
+        "Books",
+        corpus_file("docs/web_text/md_codeblocks.md"),
+        "--json",
+    )
+    code, out, _ = run(capsys, "--db", db, "ocr", json.loads(out)[0]["document_id"])
+    assert code == 1 and "only PDFs and images can be read by OCR" in out
 
 
 def test_a_database_of_an_old_version_is_upgraded_step_by_step_on_stderr(capsys, tmp_path):

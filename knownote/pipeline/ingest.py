@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import PurePath
 
 from knownote.errors import FileTooLarge, KnowNoteError, ModelError, NotFound, PasswordRequired
@@ -158,12 +158,14 @@ def import_file(
     progress: Progress | None = None,
     recipe: IndexRecipe = CURRENT,
     origin: WebOrigin | None = None,
+    again: bool = False,
 ) -> ImportResult:
     """Import one file into a notebook. Never raises for a problem with the file itself.
 
     `recipe` says how vectors and keyword terms are made (the benchmarks compare the old way);
     `origin`: the web address the bytes were fetched from (a page is then read for its main
-    content).
+    content); `again`: a file the notebook holds, read again with every page by OCR
+    (`read_again_by_ocr`).
     """
     label = clean_filename(filename) if origin is None else address_label(filename)
 
@@ -178,7 +180,7 @@ def import_file(
                 f"{settings.max_file_mb} MB (setting max_file_mb)."
             )
         digest = sha256_hex(data)
-        existing = store.document_by_hash(notebook.id, digest)
+        existing = None if again else store.document_by_hash(notebook.id, digest)
         if existing is not None:
             return _duplicate(label, existing.id, store)
         report("extract", 0, 1)
@@ -190,11 +192,19 @@ def import_file(
             max_chars=settings.max_text_chars,
             max_pages=settings.max_pages,
             seconds=settings.max_extract_seconds,
-            ocr=ocr_limits(settings),
+            ocr=replace(ocr_limits(settings), force=again),
             progress=lambda done, total: report(during, done, total),
             main_content=origin is not None,
             speech=speech_options(settings),
         )
+        warnings = extracted.warnings
+        if again:
+            version = len(store.file_versions(notebook.id, digest)) + 1
+            warnings = (
+                f"Read again by OCR: version {version} of this file, beside the earlier one"
+                + ("s." if version > 2 else "."),
+                *warnings,
+            )
         report("split", 0, 1)
         text = extracted.text
         spans = split(text, settings.passage_size, settings.passage_overlap)
@@ -241,7 +251,7 @@ def import_file(
                     pages=pages,
                     passages=passages,
                     vectors=vectors,
-                    warnings=extracted.warnings,
+                    warnings=warnings,
                     ocr_pages=extracted.ocr_pages,
                     split=(settings.passage_size, settings.passage_overlap),
                     headings=[Heading(h.start, h.end, h.level) for h in extracted.headings],
@@ -250,6 +260,7 @@ def import_file(
                     languages=languages,
                     times=extracted.times,
                     origin=origin,
+                    again=again,
                 )
             finally:
                 store.discard_file_if_unused(digest)
@@ -268,7 +279,7 @@ def import_file(
             pages=len(pages),
             passages=len(passages),
             chars=len(text),
-            warnings=tuple(extracted.warnings),
+            warnings=tuple(warnings),
         )
     except KnowNoteError as e:
         return ImportResult(
@@ -277,6 +288,47 @@ def import_file(
             error=str(e),
             needs_password=isinstance(e, PasswordRequired),
         )
+
+
+OCR_KINDS = ("pdf", "image")  # the sources that can be read again by OCR
+
+
+def read_again_by_ocr(
+    store: Store,
+    document_id: int,
+    *,
+    settings: Settings,
+    embedder: Embedder | None = None,
+    password: str | None = None,
+    progress: Progress | None = None,
+) -> ImportResult:
+    """Read a source's kept file again with every page by OCR, as a new version beside the
+    source (a web page's as a new version of its address). Never raises for a problem with
+    the file; NotFound when the source is gone."""
+    document = store.document(document_id)
+    notebook = store.notebook(document.notebook_id)
+    name = document.filename
+    if document.kind not in OCR_KINDS:
+        error = f"{name} is a {document.kind} source: only PDFs and images can be read by OCR."
+        return ImportResult(name, "failed", error=error)
+    try:
+        data = store.read_file(document.sha256)
+    except NotFound:
+        error = f"The file of {name} is no longer kept: import it again instead."
+        return ImportResult(name, "failed", error=error)
+    origin = store.web_origin(document_id)
+    return import_file(
+        store,
+        notebook,
+        document.filename if origin is None else origin.address,
+        data,
+        settings=settings,
+        embedder=embedder,
+        password=password,
+        progress=progress,
+        origin=origin,
+        again=True,
+    )
 
 
 def _duplicate(label: str, document_id: int, store: Store) -> ImportResult:

@@ -24,6 +24,7 @@ from knownote.store.jobs import (
     FAILED,
     IMPORTED,
     MINDMAP,
+    READ_BY_OCR,
     REEMBED,
     REINDEX,
     WEB,
@@ -116,6 +117,12 @@ class ImportWorker:
 
         start_reembed(self.queue.store, notebook_id, model, self.embedder(model).dim)
         job = self.queue.enqueue_reembed(notebook_id, model)
+        self.wake()
+        return job
+
+    def read_again_by_ocr(self, document_id: int) -> Job:
+        """Queue a source to be read again by OCR, as a new version beside it."""
+        job = self.queue.enqueue_read_by_ocr(document_id, self.settings.passage_size)
         self.wake()
         return job
 
@@ -226,12 +233,12 @@ class ImportWorker:
             self._mind_map(job)
             return
         # here: they load the extraction libraries
-        from knownote.pipeline.ingest import import_address, import_file
+        from knownote.pipeline.ingest import import_address, import_file, read_again_by_ocr
 
         password = self._passwords.pop(job.id, None)
         try:
             notebook = self.queue.store.notebook(job.notebook_id)
-            data = b"" if job.kind == WEB else self.queue.read_bytes(job)
+            data = b"" if job.kind in (WEB, READ_BY_OCR) else self.queue.read_bytes(job)
         except NotFound as e:
             self.queue.finish(job.id, FAILED, error=str(e))
             self._forget_if_notebook_gone(job)
@@ -253,6 +260,16 @@ class ImportWorker:
                 job.filename,
                 settings=settings,
                 embedder=self.embedder(notebook.embedding_model),
+                progress=progress,
+            )
+        elif job.kind == READ_BY_OCR:
+            source = job.document_id or 0
+            work = lambda: read_again_by_ocr(  # noqa: E731
+                self.queue.store,
+                source,
+                settings=settings,
+                embedder=self.embedder(notebook.embedding_model),
+                password=password,
                 progress=progress,
             )
         else:

@@ -34,6 +34,7 @@ class OcrLimits:
     threads: int = 2
     engine: str = "auto"  # "auto", "tesseract" or "rapidocr": see ocr.engine_for
     languages: str = "eng+chi_sim+jpn+kor"  # Tesseract's, "+"-joined (ocr.DEFAULT_LANGUAGES)
+    force: bool = False  # every page of a PDF read by OCR ("Read again by OCR")
 
 
 @dataclass(frozen=True)

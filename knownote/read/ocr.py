@@ -33,6 +33,7 @@ import numpy as np
 from knownote.errors import KnowNoteError
 from knownote.read import tesseract
 from knownote.read.canonical import CHAR_MAP, clean_text
+from knownote.read.table_rows import follow, reorder_rows
 
 Box = tuple[float, float, float, float]  # x0, y0, x1, y1
 # A run of blank pixel columns at least this share of the line box's height is a word space.
@@ -98,6 +99,12 @@ def read_page(
             from the text size otherwise.
         threads: CPU threads of RapidOCR (Tesseract runs on one).
     """
+    return table_rows(_read_page(image, engine, languages, dpi, threads))
+
+
+def _read_page(
+    image: np.ndarray, engine: str, languages: str, dpi: int | None, threads: int
+) -> OcrText:
     if engine_for(engine, languages) == "tesseract":
         mixed = tesseract.mixed(languages)
         script = tesseract.script(image, dpi) if mixed else None
@@ -397,6 +404,33 @@ def blocks_text(blocks: Sequence[Sequence[OcrLine]]) -> OcrText:
         text = clean_text(text)
         return OcrText(text, (None,) * len(text), (0,) * len(text))
     return OcrText(text, tuple(boxes), tuple(line_nos))
+
+
+def table_rows(read: OcrText) -> OcrText:
+    """The page's text with its tables read row by row (`knownote.read.table_rows`): the
+    engines' reading orders go column by column through a table."""
+    starts = [0]
+    for part in read.text.split("\n")[:-1]:
+        starts.append(starts[-1] + len(part) + 1)
+    ends = [*(s - 1 for s in starts[1:]), len(read.text)]
+    line_boxes: list[Box | None] = []
+    for start, end in zip(starts, ends, strict=True):
+        inked = [b for b in read.boxes[start:end] if b is not None]
+        line_boxes.append(
+            None
+            if not inked
+            else (
+                min(b[0] for b in inked),
+                min(b[1] for b in inked),
+                max(b[2] for b in inked),
+                max(b[3] for b in inked),
+            )
+        )
+    rows = reorder_rows(read.text, line_boxes)
+    if rows is None:
+        return read
+    boxes, lines = follow(rows.source, read.boxes, read.lines)
+    return OcrText(rows.text, boxes, lines)
 
 
 # ---------------------------------------------------------------- noise in an existing text layer

@@ -11,16 +11,19 @@ from knownote.read import pdf_headings, scans
 from knownote.read.canonical import PAGE_SEPARATOR, clean_text, good_title, join_pages
 from knownote.read.extracted import Extracted, OcrLimits, OcrProgress, Page, too_many_chars
 from knownote.read.sections import Heading
+from knownote.read.table_rows import layer_rows
 
 # Ligatures are expanded ("ﬁ" -> "fi") so words are searchable; everything else is MuPDF's default.
 PDF_TEXT_FLAGS = pymupdf.TEXTFLAGS_TEXT & ~pymupdf.TEXT_PRESERVE_LIGATURES
 
 
 def pdf_page_text(page: pymupdf.Page, textpage: pymupdf.TextPage | None = None) -> str:
-    """Exactly the text one PDF page contributes to the canonical text."""
-    if textpage is not None:
-        return clean_text(page.get_text("text", textpage=textpage))
-    return clean_text(page.get_text("text", flags=PDF_TEXT_FLAGS))
+    """Exactly the text one PDF page contributes to the canonical text: MuPDF's plain text,
+    cleaned, with its tables read row by row (`layer_rows`)."""
+    textpage = textpage or page.get_textpage(flags=PDF_TEXT_FLAGS)
+    text = clean_text(page.get_text("text", textpage=textpage))
+    rows = layer_rows(textpage, text)
+    return text if rows is None else rows.text
 
 
 def pdf_headings_of(
@@ -101,6 +104,7 @@ class _Layers:
     to_read: list[int]  # 0-based indices of the pages to read by OCR
     unreadable: list[int]  # 1-based numbers of damaged pages
     lines: list[list[pdf_headings.Line]]  # per page, its text layer's lines (for headings)
+    layered: list[int]  # 0-based indices of the other pages with an OCR layer over an image
 
 
 def _read_layers(doc: pymupdf.Document, with_lines: bool = False) -> _Layers:
@@ -125,8 +129,8 @@ def _read_layers(doc: pymupdf.Document, with_lines: bool = False) -> _Layers:
         texts.append(text)
         lines.append(found)
     if layered and scans.noisy_layer([texts[i] for i in layered]):
-        blank = sorted(blank + layered)
-    return _Layers(texts, blank, unreadable, lines)
+        blank, layered = sorted(blank + layered), []
+    return _Layers(texts, blank, unreadable, lines, layered)
 
 
 def pdf_pages_to_ocr(doc: pymupdf.Document) -> list[int]:
@@ -160,6 +164,8 @@ def extract_pdf(
         layers = _read_layers(doc, with_lines=True)
         texts, unreadable, lines = layers.texts, layers.unreadable, layers.lines
         to_read, skipped = layers.to_read, 0
+        if ocr.force:  # "Read again by OCR": every page that can be read
+            to_read = [i for i in range(count) if i + 1 not in unreadable]
         if ocr.max_pages == 0:  # OCR is switched off: those pages keep what text they have
             skipped, to_read = len(to_read), []
         if len(to_read) > ocr.max_pages:
@@ -167,22 +173,36 @@ def extract_pdf(
                 f"{name} has {len(to_read):,} pages to read by OCR, more than the limit of "
                 f"{ocr.max_pages} (setting max_ocr_pages). Split it into smaller files."
             )
-        ocr_pages, refused = [], []
-        if progress and to_read:
-            progress(0, len(to_read))
-        pages = (doc.load_page(index) for index in to_read)
-        read_all = scans.ocr_pdf_pages(pages, ocr, name)
-        for n, (index, read) in enumerate(zip(to_read, read_all, strict=True), 1):
-            lines[index] = []  # the text layer's lines are not in the text OCR read
-            if isinstance(read, FileTooLarge):
-                texts[index], refused = "", [*refused, str(read)]
-            else:
-                texts[index] = read[0]
-                ocr_pages.append(read[1])
-            if progress and n < len(to_read):
-                progress(n, len(to_read))
-        if progress and to_read:
-            progress(len(to_read), len(to_read))
+        judged = [] if ocr.force else scans.layers_to_judge(texts, layers.layered, ocr, to_read)
+        # the first few suspect layers are judged; the others only when a fresh reading won
+        rest, batch = judged[scans.JUDGE_FIRST :], sorted(to_read + judged[: scans.JUDGE_FIRST])
+        ocr_pages, refused, won, done, planned = [], [], 0, 0, len(batch)
+        if progress and planned:
+            progress(0, planned)
+        while batch:
+            pages = (doc.load_page(index) for index in batch)
+            read_all = scans.ocr_pdf_pages(pages, ocr, name)
+            for index, read in zip(batch, read_all, strict=True):
+                if index in judged and (
+                    isinstance(read, FileTooLarge)
+                    or not scans.reads_better(read[0], texts[index], ocr)
+                ):
+                    pass  # the page's own layer reads as well: it stays
+                elif isinstance(read, FileTooLarge):
+                    texts[index], refused, lines[index] = "", [*refused, str(read)], []
+                else:
+                    texts[index] = read[0]
+                    ocr_pages.append(read[1])
+                    lines[index] = []  # the text layer's lines are not in the text OCR read
+                    won += index in judged
+                done += 1
+                if progress and done < planned:
+                    progress(done, planned)
+            batch, rest = (rest, []) if won else ([], [])
+            planned += len(batch)
+        if progress and planned:
+            progress(planned, planned)
+        ocr_pages.sort(key=lambda page: page.number)
         total = sum(len(t) + len(PAGE_SEPARATOR) for t in texts)
         if total > max_chars + len(PAGE_SEPARATOR):
             raise too_many_chars(name, max_chars)

@@ -23,6 +23,7 @@ import pymupdf
 
 from knownote.read.canonical import clean_text
 from knownote.read.sections import Heading
+from knownote.read.table_rows import layer_rows
 
 _BOLD_FONT = re.compile(r"bold|black|heavy|semibold|demi", re.IGNORECASE)
 _NUMBERED = re.compile(
@@ -54,6 +55,18 @@ class Line:
 def page_lines(page: pymupdf.Page, textpage: pymupdf.TextPage, text: str) -> list[Line]:
     """The lines of one page, located in `text`, the page's canonical text (lines not found go)."""
     lines, cursor = [], 0
+    # A page with a table: its lines are located in MuPDF's order, then moved where its rows put
+    # them (each line stays whole in its row).
+    moved: list[int] | None = None
+    plain = clean_text(page.get_text("text", textpage=textpage))
+    if plain != text:
+        rows = layer_rows(textpage, plain)
+        if rows is not None and rows.text == text:
+            moved = [-1] * len(plain)
+            for new, old in enumerate(rows.source):
+                if old >= 0:
+                    moved[old] = new
+            text = plain
     blocks = page.get_text("dict", textpage=textpage)["blocks"]
     for number, block in enumerate(blocks):
         block_lines = block.get("lines", ())
@@ -79,13 +92,16 @@ def page_lines(page: pymupdf.Page, textpage: pymupdf.TextPage, text: str) -> lis
                     bold = False
             # the largest size that sets a word: "CHAPTER ONE: Creators" is a title set in two
             size = max((z for z, n in sizes.items() if n >= 2), default=sizes.most_common(1)[0][0])
+            start, end = at, cursor
+            if moved is not None:
+                start, end = moved[at], moved[cursor - 1] + 1
             if line["dir"][0] > 0.99:  # sideways text is a margin note, never a heading
                 family = families.most_common(1)[0][0]
-                found.append(Line(at, cursor, size, bold, number, len(block_lines) == 1, family))
+                found.append(Line(start, end, size, bold, number, len(block_lines) == 1, family))
         if len(found) > 1 and all(line.bold for line in found):
             found = [replace(line, alone=True) for line in found]
         lines.extend(found)
-    return lines
+    return lines if moved is None else sorted(lines, key=lambda line: line.start)
 
 
 def font_headings(texts: Sequence[str], lines: Sequence[Sequence[Line]]) -> list[list[Heading]]:

@@ -29,6 +29,7 @@ from knownote.errors import KnowNoteError, NotFound, PageMismatch, PasswordRequi
 from knownote.read.canonical import BLANK_LINES, CHAR_MAP, SURROGATES, TRAILING_SPACE, clean_text
 from knownote.read.extracted import OcrLimits, OcrPage
 from knownote.read.pdf import PDF_TEXT_FLAGS
+from knownote.read.table_rows import follow, layer_rows
 from knownote.store.db import Document, Store
 
 Box = tuple[float, float, float, float]  # x0, y0, x1, y1 in unrotated page coordinates
@@ -212,7 +213,11 @@ def page_glyphs(page: pymupdf.Page) -> PageGlyphs:
     cleaned = _clean_with_boxes(raw, boxes, lines)
     if cleaned.text != clean_text(raw):
         raise PageMismatch(_mismatch(page.number + 1, "its glyphs do not spell the cleaned text"))
-    return PageGlyphs(cleaned.text, tuple(cleaned.boxes), tuple(cleaned.lines))
+    rows = layer_rows(textpage, cleaned.text)  # tables read row by row, as pdf_page_text does
+    if rows is None:
+        return PageGlyphs(cleaned.text, tuple(cleaned.boxes), tuple(cleaned.lines))
+    moved_boxes, moved_lines = follow(rows.source, cleaned.boxes, cleaned.lines)
+    return PageGlyphs(rows.text, moved_boxes, moved_lines)
 
 
 def _mismatch(page_no: int, what: str) -> str:

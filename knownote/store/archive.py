@@ -319,7 +319,7 @@ def export_notebook(store: Store, notebook_id: int, target: Path) -> ArchiveResu
         tmp.unlink(missing_ok=True)
         raise
     return ArchiveResult(
-        notebook_id, str(notebook["name"]), len(hashes), tables["chats"].num_rows,
+        notebook_id, str(notebook["name"]), tables["documents"].num_rows, tables["chats"].num_rows,
         target.stat().st_size, table_digests,
     )  # fmt: skip
 
@@ -634,7 +634,8 @@ def import_notebook(
             raise
     store.sort_terms_when_due()
     return ArchiveResult(
-        notebook_id, title, len(wanted), tables["chats"].num_rows, path.stat().st_size,
+        notebook_id, title, tables["documents"].num_rows, tables["chats"].num_rows,
+        path.stat().st_size,
         manifest["digests"],
     )  # fmt: skip
 

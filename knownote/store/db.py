@@ -447,6 +447,15 @@ class Store:
         )
         return [Page(*row) for row in rows]
 
+    def file_versions(self, notebook_id: int, sha256: str) -> list[int]:
+        """The notebook's sources read from the same file (read again as new versions), oldest
+        first."""
+        rows = self._all(
+            "SELECT id FROM documents WHERE notebook_id = ? AND sha256 = ? ORDER BY id",
+            [notebook_id, sha256],
+        )
+        return [row[0] for row in rows]
+
     def web_origin(self, document_id: int) -> WebOrigin | None:
         """The address a source was fetched from, when it was imported by one."""
         row = self._one(
@@ -523,11 +532,13 @@ class Store:
         languages: Sequence[str] | None = None,
         times: Sequence[Timed] = (),
         origin: WebOrigin | None = None,
+        again: bool = False,
     ) -> int | None:
         """Store a document with all its passages in one transaction.
 
         `times`: a recording's words and when they were said; `origin`: a web page's address
-        (its version is counted here, in the transaction).
+        (its version is counted here, in the transaction); `again`: a file the notebook holds,
+        read again (by OCR) as a new version beside the others.
 
         Returns the new document id, or None when the notebook already holds this file. Raises
         NotFound when the notebook is gone (deleted by another session while the file was read).
@@ -544,10 +555,13 @@ class Store:
             if len(vectors) != len(passages) or (len(passages) and vectors.shape[1] != dim):
                 raise ValueError("one vector of the notebook's dimension per passage is required")
             table = vectors_table(dim)
-            if db.execute(
-                "SELECT 1 FROM documents WHERE notebook_id = ? AND sha256 = ?",
-                [notebook_id, sha256],
-            ).fetchone():
+            if (
+                not again
+                and db.execute(
+                    "SELECT 1 FROM documents WHERE notebook_id = ? AND sha256 = ?",
+                    [notebook_id, sha256],
+                ).fetchone()
+            ):
                 return None
             (document_id,) = db.execute(
                 "INSERT INTO documents (notebook_id, title, filename, kind, sha256, text, n_chars, "

@@ -35,6 +35,9 @@ REINDEX_LABEL = "Re-indexing sources for titles and sections"
 # `reembeds`); like a re-index, no file, progress in passages.
 REEMBED = "reembed"
 NOTEBOOK_JOBS = (REINDEX, REEMBED)
+# A source read again by OCR as a new version: its kept file is read, no bytes wait; until the
+# job ends its document_id is the source's, then the new version's.
+READ_BY_OCR = "ocr"
 # A notebook's study cards made for the sources that have none (knownote.study.make); no file,
 # progress in sources; when it ends, `passages` holds the cards kept.
 CARDS = "cards"
@@ -159,6 +162,24 @@ class JobQueue:
                 "INSERT INTO import_jobs (notebook_id, filename, sha256, size, passage_size, "
                 "kind) VALUES (?, ?, '', 0, ?, ?) RETURNING id",
                 [notebook_id, address, passage_size, WEB],
+            ).fetchone()
+        return self.job(job_id)
+
+    def enqueue_read_by_ocr(self, document_id: int, passage_size: int) -> Job:
+        """Add a queued job that reads a source's kept file again by OCR, as a new version."""
+        document = self.store.document(document_id)
+        with self.store.lock:
+            (job_id,) = self.store.db.execute(
+                "INSERT INTO import_jobs (notebook_id, filename, sha256, size, passage_size, "
+                "kind, document_id) VALUES (?, ?, ?, 0, ?, ?, ?) RETURNING id",
+                [
+                    document.notebook_id,
+                    document.filename,
+                    document.sha256,
+                    passage_size,
+                    READ_BY_OCR,
+                    document_id,
+                ],
             ).fetchone()
         return self.job(job_id)
 

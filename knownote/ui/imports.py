@@ -33,6 +33,7 @@ from knownote.store.jobs import (
     NOTEBOOK_JOBS,
     PASSWORD,
     QUEUED,
+    READ_BY_OCR,
     REEMBED,
     REINDEX,
     RUNNING,
@@ -132,14 +133,21 @@ def live_jobs(worker: ImportWorker, notebook_id: int) -> None:
             live_row(worker, job)
 
 
-def live_row(worker: ImportWorker, job: Job) -> None:
+def job_name(job: Job) -> str:
+    """The job's file as Markdown, and whether it is a source read again by OCR."""
     name = escape_markdown(job.filename)
+    return name + " (read again by OCR)" if job.kind == READ_BY_OCR else name
+
+
+def live_row(worker: ImportWorker, job: Job) -> None:
+    name = job_name(job)
     info, action = st.columns([6, 1], vertical_alignment="center")
     if job.status == QUEUED and job.kind in (*NOTEBOOK_JOBS, CARDS, MINDMAP):
         info.markdown(f"{name}: waiting; search works meanwhile")
         return
     if job.status == QUEUED:
-        info.markdown(f"{name}: waiting to be imported")
+        waiting = "read" if job.kind == READ_BY_OCR else "imported"
+        info.markdown(f"{name}: waiting to be {waiting}")
         action.button(
             "Remove", key=f"remove_job_{job.id}", on_click=worker.queue.remove, args=(job.id,)
         )
@@ -193,7 +201,7 @@ def progress_of(job: Job) -> tuple[float, str]:
 
 
 def job_outcome(worker: ImportWorker, job: Job) -> None:
-    name = escape_markdown(job.filename)
+    name = job_name(job)
     if job.kind == REINDEX:
         reindex_outcome(job)
         return

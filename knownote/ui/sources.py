@@ -10,6 +10,7 @@ from knownote.answer.servers import AnswerServers
 from knownote.errors import NotFound
 from knownote.index.embedders import describe_model
 from knownote.index.language import language_name
+from knownote.pipeline.ingest import OCR_KINDS
 from knownote.pipeline.reindex import is_stale
 from knownote.pipeline.worker import ImportWorker
 from knownote.read.sniff import SUPPORTED
@@ -74,7 +75,7 @@ def sources_view(
     enabled = sum(d.enabled for d in documents)
     st.subheader(f"{count(len(documents), 'source')} · {enabled} used in answers", anchor=False)
     for document in find_and_sort(documents):
-        document_row(store, document)
+        document_row(store, document, worker)
 
 
 def address_form(
@@ -177,7 +178,7 @@ def show_more_sources() -> None:
     st.session_state["sources_shown"] = shown + SOURCES_PER_VIEW
 
 
-def document_row(store: Store, document: Document) -> None:
+def document_row(store: Store, document: Document, worker: ImportWorker) -> None:
     with st.container(border=True):
         info, switch, remove = st.columns([6, 2, 1], vertical_alignment="center")
         info.markdown(f"**{escape_markdown(document.title)}**")
@@ -225,6 +226,15 @@ def document_row(store: Store, document: Document) -> None:
             on_delete=delete_document,
             args=(store, document.id),
         )
+        if document.kind in OCR_KINDS:
+            switch.button(
+                "Read again by OCR",
+                key=f"read_by_ocr_{document.id}",
+                help="Read every page of the file again by OCR, in the background, as a new "
+                "version beside this one: for a scan whose text reads wrong.",
+                on_click=read_again_by_ocr,
+                args=(worker, document.id),
+            )
         if st.toggle("Show extracted text", key=f"show_text_{document.id}"):
             extracted_text(store, document)
 
@@ -247,6 +257,13 @@ def extracted_text(store: Store, document: Document) -> None:
         if len(body) > CHARS_PER_VIEW:
             body = body[:CHARS_PER_VIEW] + f"\n… ({len(body) - CHARS_PER_VIEW:,} more characters)"
     st.code(body, language=None, wrap_lines=True, height=420)
+
+
+def read_again_by_ocr(worker: ImportWorker, document_id: int) -> None:
+    try:
+        worker.read_again_by_ocr(document_id)
+    except NotFound:  # deleted meanwhile, in another window
+        st.session_state["flash"] = ("info", ALREADY_DELETED.format(what="source"))
 
 
 def set_enabled(store: Store, document_id: int) -> None:

@@ -213,6 +213,54 @@ def test_an_overview_the_model_cannot_write_is_said_and_the_import_stays(
     consistent(store, settings)
 
 
+def typed_pdf() -> bytes:
+    """A one-page PDF with a text layer: a typed memo's two lines."""
+    import pymupdf
+
+    doc = pymupdf.open()
+    page = doc.new_page(width=420, height=200)
+    page.insert_text((20, 60), "Desiring to keep you posted", fontsize=22)
+    page.insert_text((20, 110), "on the membership of 2021.", fontsize=22)
+    return doc.tobytes()
+
+
+def test_read_again_by_ocr_makes_a_new_version_read_by_ocr(store, notebook, settings, embedder):
+    settings = settings.with_(ocr_engine="rapidocr")
+    worker = ImportWorker(JobQueue(store), settings, lambda name: embedder)
+    first = worker.queue.enqueue(notebook.id, "memo.pdf", typed_pdf(), 500)
+    worker.run_once()
+    source = worker.queue.job(first.id).document_id
+    assert store.ocr_page(source, 1) is None  # its text layer was read
+    job = worker.read_again_by_ocr(source)
+    assert (job.status, job.document_id) == ("queued", source)
+    worker.run_once()
+    done = worker.queue.job(job.id)
+    assert done.status == IMPORTED, done.error
+    assert done.document_id != source
+    assert store.file_versions(notebook.id, store.document(source).sha256) == [
+        source,
+        done.document_id,
+    ]
+    version = store.document(done.document_id)
+    assert version.warnings[0].startswith("Read again by OCR: version 2 of this file")
+    assert store.ocr_page(done.document_id, 1) is not None  # every page read by OCR
+    text = store.document_text(done.document_id)
+    assert "membership" in text and "2021" in text
+    assert all(p.text == text[p.start : p.end] for p in store.passages(done.document_id))
+    assert store.document(source).title == version.title  # the old version stays as it was
+    consistent(store, settings)
+
+
+def test_a_text_source_cannot_be_read_by_ocr(worker, store, notebook):
+    first = worker.queue.enqueue(notebook.id, "notes.txt", NOTES, 500)
+    worker.run_once()
+    job = worker.read_again_by_ocr(worker.queue.job(first.id).document_id)
+    worker.run_once()
+    done = worker.queue.job(job.id)
+    assert done.status == FAILED
+    assert "only PDFs and images can be read by OCR" in done.error
+
+
 def test_cards_are_made_in_the_queue_with_progress_in_sources(worker, store, notebook):
     from knownote.store.jobs import CARDS
     from knownote.study.cards import cards

@@ -21,6 +21,7 @@ from knownote.show.pdf_page import passage_pages
 from tests.conftest import DOCS, corpus_file
 from tests.e2e.test_corpus import OCR_PAGES, PASSWORDS
 from tests.e2e.test_limits import deflated, import_measured
+from tests.read.test_ocr import needs_tesseract
 
 SENTENCE = "Harbour tides rise twice daily"
 
@@ -247,3 +248,55 @@ def test_on_every_page_of_the_corpus_only_scans_and_image_only_pages_go_to_ocr()
             if pages := pdf_pages_to_ocr(doc):
                 chosen[path.name] = pages
     assert chosen == OCR_PAGES
+
+
+# ---------------------------------------------------------------- an OCR layer poor in its letters
+
+ENG = OcrLimits(engine="tesseract", languages="eng", dpi=150)
+LETTERS = str.maketrans("sSmDeunt", "aaiEcnmf")  # "Desiring" -> "Eeairing", digits kept
+
+
+def _scan_with_layer(corrupt: bool) -> tuple[bytes, str]:
+    """The corpus's photographed book page as a page image with an invisible OCR layer (render
+    mode 3) of Tesseract's words, every word of five letters or more with its letters misread
+    when `corrupt`; the layer's text as MuPDF reads it is returned too."""
+    from knownote.read.scans import ocr_pdf_page
+
+    source = pymupdf.open(corpus_file("docs/pdf/scan_book_page_image_only.pdf"))
+    pix = source[0].get_pixmap(dpi=150, alpha=False)
+    doc = pymupdf.open()
+    page = doc.new_page(width=source[0].rect.width, height=source[0].rect.height)
+    page.insert_image(page.rect, pixmap=pix)
+    text, boxes = ocr_pdf_page(page, ENG, "scan")
+    at = 0
+    for word in text.replace("\n", " ").split(" "):
+        box = boxes.boxes[text.index(word, at)] if word else None
+        at = text.index(word, at) + len(word) if word else at
+        if box is None or not box[3] > box[1]:
+            continue
+        shown = word.translate(LETTERS) if corrupt and len(word) >= 5 else word
+        size = float(box[3] - box[1]) * 0.9
+        page.insert_text((float(box[0]), float(box[3])), shown, fontsize=size, render_mode=3)
+    data = doc.tobytes()
+    return data, pdf_page_text(pymupdf.open(stream=data)[0])
+
+
+@needs_tesseract("eng")
+def test_a_layer_poor_in_its_letters_gives_way_to_a_fresh_reading():
+    data, layer = _scan_with_layer(corrupt=True)
+    assert not noisy_layer([layer])  # the digit test alone would keep it
+    extracted = extract(data, "memo.pdf", ocr=ENG)
+    assert len(extracted.ocr_pages) == 1  # read by OCR
+    assert extracted.text != layer
+    fresh = set(extracted.text.split())
+    poor = set(layer.split()) - fresh
+    assert len(poor) > 20  # the misread words are gone ...
+    assert "obsession" in extracted.text.lower()  # ... and the page's words are read
+
+
+@needs_tesseract("eng")
+def test_a_good_layer_over_a_page_image_is_kept_as_it_is():
+    data, layer = _scan_with_layer(corrupt=False)
+    extracted = extract(data, "memo.pdf", ocr=ENG)
+    assert extracted.ocr_pages == ()
+    assert extracted.text == layer

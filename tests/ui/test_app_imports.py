@@ -9,6 +9,7 @@ import duckdb
 from knownote.settings import Settings
 from knownote.store.db import Store
 from knownote.store.jobs import INTERRUPTED, JobQueue
+from tests.pipeline.test_worker import typed_pdf
 from tests.ui.test_app import (
     NOTES,
     create_notebook,
@@ -160,3 +161,17 @@ def test_pasted_addresses_are_queued_and_other_words_named(home: Path):
         ("web", "http://10.0.0.1/a"),
         ("web", "http://10.0.0.2/b"),
     ]
+
+
+def test_read_again_by_ocr_adds_a_new_version_beside_the_source(home: Path):
+    at = create_notebook(start(home))
+    upload(at, ("memo.pdf", typed_pdf(), "application/pdf"))
+    sources(at)
+    (first,) = store_for(home).documents(store_for(home).notebook_by_name("Reading").id)
+    at.button(key=f"read_by_ocr_{first.id}").click().run()
+    assert not at.exception
+    settle(at)
+    assert "2 sources · 2 used in answers" in at.main.subheader[0].value
+    shown = texts(at)
+    assert "⚠ Read again by OCR\\: version 2 of this file, beside the earlier one\\." in shown
+    assert "✓ memo\\.pdf (read again by OCR): 1 page, 1 passage" in shown
