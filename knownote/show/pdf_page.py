@@ -201,8 +201,9 @@ def _clean_with_boxes(raw: str, boxes: list[Box | None], lines: list[int]) -> _C
     return c
 
 
-def page_glyphs(page: pymupdf.Page) -> PageGlyphs:
-    """The page's canonical text (what `pdf_page_text` gives) with a glyph box per character.
+def page_glyphs(page: pymupdf.Page, table_rows: bool = True) -> PageGlyphs:
+    """The page's canonical text (what `pdf_page_text` gives) with a glyph box per character;
+    with `table_rows` false, as it was read before tables were read row by row.
 
     Raises PageMismatch when the walk over MuPDF's text does not reproduce that text exactly.
     """
@@ -213,7 +214,7 @@ def page_glyphs(page: pymupdf.Page) -> PageGlyphs:
     cleaned = _clean_with_boxes(raw, boxes, lines)
     if cleaned.text != clean_text(raw):
         raise PageMismatch(_mismatch(page.number + 1, "its glyphs do not spell the cleaned text"))
-    rows = layer_rows(textpage, cleaned.text)  # tables read row by row, as pdf_page_text does
+    rows = layer_rows(textpage, cleaned.text) if table_rows else None  # as pdf_page_text does
     if rows is None:
         return PageGlyphs(cleaned.text, tuple(cleaned.boxes), tuple(cleaned.lines))
     moved_boxes, moved_lines = follow(rows.source, cleaned.boxes, cleaned.lines)
@@ -255,7 +256,7 @@ class _LRU(Generic[K, V]):
 # MuPDF is not thread-safe and Streamlit serves sessions from threads: one render at a time.
 _LOCK = threading.RLock()
 _PIXMAPS: _LRU[tuple[str, int, float], pymupdf.Pixmap] = _LRU(16)  # ~6 MB each at zoom 2
-_GLYPHS: _LRU[tuple[str, int], PageGlyphs] = _LRU(64)
+_GLYPHS: _LRU[tuple[str, int, bool], PageGlyphs] = _LRU(64)
 
 
 def clear_caches() -> None:
@@ -362,7 +363,10 @@ def render_page(
     `glyphs` are the page's boxes when they do not come from its text layer (a page read by OCR).
     """
     page = doc.load_page(page_no - 1)
-    glyphs = glyphs or _GLYPHS.get((key, page_no), lambda: page_glyphs(page))
+    if glyphs is None:
+        glyphs = _GLYPHS.get((key, page_no, True), lambda: page_glyphs(page))
+        if glyphs.text != stored:  # a source imported before tables were read row by row
+            glyphs = _GLYPHS.get((key, page_no, False), lambda: page_glyphs(page, False))
     if glyphs.text != stored:
         raise PageMismatch(_mismatch(page_no, "it reads differently now than when imported"))
     pix = _PIXMAPS.get(

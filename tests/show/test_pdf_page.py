@@ -174,6 +174,15 @@ def test_a_page_that_reads_differently_is_not_highlighted():
         render_page(doc, "dpr-changed", 1, stored.replace("Dense", "Sparse", 1), 0, 20, 1.0)
 
 
+def test_a_table_page_imported_before_rows_were_read_is_still_highlighted():
+    doc = open_pdf(corpus_file("docs/pdf/cjk_zh_textbook_credits.pdf"))
+    before = page_glyphs(doc[0], table_rows=False).text  # what an older KnowNote stored
+    assert before != pdf_page_text(doc[0])  # today the grid's rows are read row by row
+    start = before.index("\n", len(before) // 2)
+    image = render_page(doc, "credits-before-rows", 1, before, start - 12, start, 1.0)
+    assert image.rects
+
+
 # ---------------------------------------------------------------- cleaning keeps the boxes
 
 
