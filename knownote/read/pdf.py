@@ -119,7 +119,8 @@ def _read_layers(doc: pymupdf.Document, with_lines: bool = False) -> _Layers:
                 blank.append(index)
             elif _text_chars(text) and scans.has_invisible_layer_over_image(page):
                 layered.append(index)
-        except (pymupdf.mupdf.FzErrorBase, pymupdf.FileDataError):
+        # ValueError: a damaged page tree counts pages that load_page cannot find
+        except (pymupdf.mupdf.FzErrorBase, pymupdf.FileDataError, ValueError):
             text = ""
             unreadable.append(index + 1)
         texts.append(text)
