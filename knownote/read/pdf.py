@@ -78,7 +78,11 @@ def _open_pdf(data: bytes, name: str, password: str | None) -> pymupdf.Document:
             )
         if not doc.authenticate(password):
             raise PasswordRequired(f"The password for {name} is wrong: check it and try again.")
-    if doc.page_count == 0:
+    try:
+        count = doc.page_count
+    except RuntimeError:  # a page tree damaged beyond counting ("Invalid number of pages")
+        count = 0
+    if count == 0:
         raise UnreadableFile(
             f"{name} is damaged: no pages can be read from it. Download or export it again."
         )
