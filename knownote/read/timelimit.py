@@ -32,7 +32,13 @@ import threading
 import time
 from pathlib import Path
 
-from knownote.errors import ExtractionTimeout, KnowNoteError, UnreadableFile
+from knownote.errors import (
+    ExtractionTimeout,
+    KnowNoteError,
+    ReaderCrashed,
+    ReaderFailed,
+    UnreadableFile,
+)
 from knownote.read.audio import SpeechOptions, duration_seconds
 from knownote.read.extracted import Extracted, OcrLimits, OcrProgress
 from knownote.read.sniff import is_recording
@@ -257,7 +263,7 @@ def extract_with_time_limit(
                 finished = True
                 if kind == b"X":
                     (code,) = struct.unpack("<q", payload)
-                    raise UnreadableFile(
+                    raise ReaderCrashed(
                         f"{name} made the reader stop (exit code {code}); it is probably "
                         "damaged or built to crash readers. Nothing was imported."
                     )
@@ -278,7 +284,7 @@ def extract_with_time_limit(
             chunk = sock.recv(1 << 20)
             if not chunk:
                 finished = True
-                raise UnreadableFile(
+                raise ReaderCrashed(
                     f"{name} made the reader stop; it is probably damaged or built to crash "
                     "readers. Nothing was imported."
                 )
@@ -316,7 +322,7 @@ def _result(result: tuple[str, object], name: str) -> Extracted:
         return value
     if kind == "refused":
         raise value
-    raise UnreadableFile(f"{name} could not be read ({value}).")
+    raise ReaderFailed(f"{name} could not be read ({value}).")
 
 
 if __name__ == "__main__":
