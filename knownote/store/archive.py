@@ -573,6 +573,9 @@ def import_notebook(
                 f"A notebook called “{title}” already exists. Import the archive under another "
                 "name (--as NAME on the command line)."
             )
+        created = _timestamp(notebook.get("created_at"))
+        if created is None:
+            raise _bad("its manifest gives no time the notebook was made.")
         wanted = set(tables["documents"].column("sha256").to_pylist())
         if wanted != set(sources):
             raise _bad("its documents and its original files do not match.")
@@ -582,8 +585,7 @@ def import_notebook(
                 (notebook_id,) = db.execute(
                     "INSERT INTO notebooks (name, embedding_model, embedding_dim, created_at) "
                     "VALUES (?, ?, ?, ?) RETURNING id",
-                    [title, notebook["embedding_model"], dim,
-                     _timestamp(notebook.get("created_at"))],
+                    [title, notebook["embedding_model"], dim, created],
                 ).fetchone()  # fmt: skip
                 ids = {"notebooks": {notebook["id"]: notebook_id}}
                 for table in TABLES:
