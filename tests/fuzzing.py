@@ -810,3 +810,10 @@ def fuzz_settings(home: Path, seconds: float = 10.0) -> Settings:
 
 def load_regressions() -> list[dict]:
     return json.loads(REGRESSIONS.read_text()) if REGRESSIONS.exists() else []
+
+
+def regenerate(recipe: dict, seeds: dict[str, Seed]) -> tuple[Seed, bytes, str]:
+    """A kept recipe's seed, input bytes and mutations, made again."""
+    seed = seeds[recipe["seed"]]
+    data, mutation = mutate(seed, seed.load(), recipe["run_seed"], recipe["case"])
+    return seed, data, mutation
