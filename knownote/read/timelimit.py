@@ -157,6 +157,7 @@ class _Server:
         self.lock = threading.Lock()
         self.process: subprocess.Popen | None = None
         self.control: socket.socket | None = None
+        self.owner = os.getpid()  # a fork of the app must not share the server's socket
 
     def _start(self) -> None:
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(
@@ -173,25 +174,35 @@ class _Server:
     def fork(self) -> tuple[int, socket.socket]:
         """A new child's pid and the app's end of its socket."""
         ours, theirs = socket.socketpair()
-        with self.lock:
-            for attempt in (1, 2):
-                if self.process is None or self.process.poll() is not None:
-                    self._start()
-                try:
-                    socket.send_fds(self.control, [b"J"], [theirs.fileno()])
-                    answer = b""
-                    while len(answer) < 8:
-                        chunk = self.control.recv(8 - len(answer))
-                        if not chunk:
-                            raise ConnectionResetError("the reader server stopped")
-                        answer += chunk
-                    break
-                except OSError:
-                    self.stop()
-                    if attempt == 2:
-                        raise
-        theirs.close()
-        return struct.unpack("<q", answer)[0], ours
+        try:
+            with self.lock:
+                if self.owner != os.getpid():
+                    self.owner, self.process, self.control = os.getpid(), None, None
+                for attempt in (1, 2):
+                    if self.process is None or self.process.poll() is not None:
+                        self._start()
+                    try:
+                        socket.send_fds(self.control, [b"J"], [theirs.fileno()])
+                        return struct.unpack("<q", self._receive(8))[0], ours
+                    except OSError:
+                        self.stop()  # it has died: once more with a new one
+                        if attempt == 2:
+                            raise
+        except BaseException:
+            ours.close()
+            raise
+        finally:
+            theirs.close()
+        raise AssertionError("unreachable")
+
+    def _receive(self, size: int) -> bytes:
+        answer = b""
+        while len(answer) < size:
+            chunk = self.control.recv(size - len(answer))
+            if not chunk:
+                raise ConnectionResetError("the reader server stopped")
+            answer += chunk
+        return answer
 
     def stop(self) -> None:
         if self.control is not None:
@@ -199,7 +210,7 @@ class _Server:
             self.control = None
         if self.process is not None:
             with contextlib.suppress(subprocess.TimeoutExpired):
-                self.process.wait(10)  # so that its children's use shows in this process's
+                self.process.wait(10)  # waited for, its children's resource use counts as ours
             if self.process.poll() is None:
                 self.process.kill()
                 self.process.wait()
@@ -231,10 +242,10 @@ def extract_with_time_limit(
     each minute of a recording it transcribes.
     """
     name = label or filename
-    # Until the child has started, the clock is not the file's: a loaded machine may take long
-    # to start the reader server. The limit counts from the start.
-    started = time.monotonic()
     pid, sock = _SERVER.fork()
+    # Until the child has started, the clock is not the file's: a loaded machine may take long
+    # to run it. The limit counts from the start.
+    started = time.monotonic()
     limit = max(STARTUP_SECONDS, seconds)
     running = finished = False
     buffer = bytearray()
