@@ -18,10 +18,11 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import selectors
+import queue
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections import Counter, defaultdict
 from dataclasses import asdict
@@ -64,11 +65,16 @@ def run_shard(args: argparse.Namespace) -> None:
             if seed.name not in loaded:
                 loaded[seed.name] = seed.load()
             data, mutation = mutate(seed, loaded[seed.name], args.seed, case)
-            for outcome in runner.run(seed, data, case, mutation):
-                print(json.dumps(asdict(outcome)), flush=True)
-        for outcome in runner.rotate():
-            print(json.dumps(asdict(outcome)), flush=True)
-        print(json.dumps({"databases": runner.databases}), flush=True)
+            _emit(runner.run(seed, data, case, mutation))
+        _emit(runner.rotate())
+
+
+def _emit(outcomes: list[Outcome]) -> None:
+    """The cases of a store that `knownote check` has just checked, and that store."""
+    for outcome in outcomes:
+        print(json.dumps(asdict(outcome)))
+    if outcomes:
+        print(json.dumps({"databases": 1}), flush=True)
 
 
 def report(outcomes: list[Outcome], databases: int, took: float, args) -> None:
@@ -87,11 +93,7 @@ def report(outcomes: list[Outcome], databases: int, took: float, args) -> None:
         print(f"| {kind} | {sum(counts.values()):,} | "
               + " | ".join(f"{counts[c]:,}" for c in columns) + " |")  # fmt: skip
     total = Counter(o.outcome for o in outcomes)
-    print(
-        f"| all | {len(outcomes):,} | "
-        + " | ".join(f"{total[c]:,}" for c in columns)
-        + " |"
-    )
+    print(f"| all | {len(outcomes):,} | " + " | ".join(f"{total[c]:,}" for c in columns) + " |")
     seeds = Counter(o.seed for o in outcomes)
     print(
         f"\n{len(seeds)} seeds fuzzed; fewest cases: "
@@ -116,8 +118,12 @@ def main() -> None:
     parser.add_argument("--start", type=int, default=0, help="the first case number")
     parser.add_argument("--jobs", type=int, default=1)
     parser.add_argument("--seconds", type=float, default=10.0, help="max_extract_seconds")
-    parser.add_argument("--per-db", type=int, default=150, help="cases per database")
+    parser.add_argument("--per-db", type=int, default=100, help="cases per database")
     parser.add_argument("--every", type=int, default=500, help="print the rate every N cases")
+    parser.add_argument("--table-every", type=int, default=2000,
+                        help="print the whole table every N cases")  # fmt: skip
+    parser.add_argument("--log", help="append every case's outcome to this JSON-lines file")
+    parser.add_argument("--report", metavar="LOG", help="print the table of a --log and stop")
     parser.add_argument("--write", nargs=3, metavar=("SEED", "CASE", "PATH"),
                         help="write one case's bytes to PATH (to debug it) and stop")  # fmt: skip
     parser.add_argument("--shard", type=int, default=0, help=argparse.SUPPRESS)
@@ -134,43 +140,59 @@ def main() -> None:
     if args.shards:
         run_shard(args)
         return
+    if args.report:
+        rows = [json.loads(line) for line in Path(args.report).read_text().splitlines()]
+        databases = sum(r.pop("databases", 0) for r in rows)
+        done = [Outcome(**{k: v for k, v in r.items() if k != "at"}) for r in rows if "seed" in r]
+        report(done, databases, max(r.get("at", 0) for r in rows) * 60, args)
+        return
     started = time.monotonic()
     command = [sys.executable, __file__, "--cases", str(args.cases), "--seed", str(args.seed),
                "--start", str(args.start), "--seconds", str(args.seconds), "--per-db",
                str(args.per_db), "--shards", str(args.jobs)]  # fmt: skip
     children = [subprocess.Popen([*command, "--shard", str(k)], stdout=subprocess.PIPE, text=True)
                 for k in range(args.jobs)]  # fmt: skip
+    lines: queue.Queue[str | None] = queue.Queue()
+    for child in children:
+        threading.Thread(target=_forward, args=(child.stdout, lines), daemon=True).start()
+    log = open(args.log, "a") if args.log else None  # noqa: SIM115 (open for the whole run)
     outcomes: list[Outcome] = []
     databases = 0
-    with selectors.DefaultSelector() as selector:
-        for child in children:
-            selector.register(child.stdout, selectors.EVENT_READ)
-        open_streams = len(children)
-        while open_streams:
-            for key, _ in selector.select():
-                line = key.fileobj.readline()
-                if not line:
-                    selector.unregister(key.fileobj)
-                    open_streams -= 1
-                    continue
-                if not line.startswith("{"):
-                    continue
-                row = json.loads(line)
-                if "databases" in row:
-                    databases += row["databases"]
-                    continue
-                outcomes.append(Outcome(**row))
-                if outcomes[-1].fault:
-                    print(f"FAULT {outcomes[-1].outcome}: {outcomes[-1].seed} case "
-                          f"{outcomes[-1].case} {outcomes[-1].mutation}", flush=True)  # fmt: skip
-                if len(outcomes) % args.every == 0:
-                    minutes = (time.monotonic() - started) / 60
-                    print(f"{len(outcomes):,} cases, {minutes:.1f} min, "
-                          f"{len(outcomes) / minutes:.0f} per minute, "
-                          f"{sum(o.fault for o in outcomes)} faults", flush=True)  # fmt: skip
+    finished = 0
+    while finished < len(children):
+        line = lines.get()
+        if line is None:
+            finished += 1
+            continue
+        if not line.startswith("{"):
+            continue
+        row = json.loads(line)
+        minutes = (time.monotonic() - started) / 60
+        if log:
+            log.write(json.dumps({**row, "at": round(minutes, 3)}) + "\n")
+            log.flush()
+        if "databases" in row:
+            databases += row["databases"]
+            continue
+        outcomes.append(Outcome(**row))
+        if outcomes[-1].fault:
+            print(f"FAULT {outcomes[-1].outcome}: {outcomes[-1].seed} case "
+                  f"{outcomes[-1].case} {outcomes[-1].mutation}", flush=True)  # fmt: skip
+        if len(outcomes) % args.every == 0:
+            print(f"{len(outcomes):,} cases, {minutes:.1f} min, "
+                  f"{len(outcomes) / minutes:.0f} per minute, "
+                  f"{sum(o.fault for o in outcomes)} faults", flush=True)  # fmt: skip
+        if len(outcomes) % args.table_every == 0:
+            report(outcomes, databases, minutes * 60, args)
     for child in children:
         child.wait()
     report(outcomes, databases, time.monotonic() - started, args)
+
+
+def _forward(stream, lines: queue.Queue) -> None:
+    for line in stream:
+        lines.put(line)
+    lines.put(None)
 
 
 if __name__ == "__main__":
