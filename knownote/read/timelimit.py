@@ -8,6 +8,8 @@ killed when its limit passes. The children are forked from a reader server
 a fork of the app with its threads, that has loaded the readers and does nothing but fork. A
 file's reading therefore starts in milliseconds instead of the second an interpreter takes to
 load the readers. The waiting thread only waits on a socket, so the app stays responsive.
+Everything a reader needs comes with the file's arguments: the children see the environment
+the server started with.
 
 The limit scales with the file: `seconds` per page (PDF pages as the child counts them, at least
 one), so a long book or a long scan that is slow page by page is never stopped for its length.
