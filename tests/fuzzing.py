@@ -201,6 +201,43 @@ def _archive(embedder) -> bytes:
     return _zip([(zipfile.ZipInfo(n, _FIXED_TIME), d) for n, d in entries.items()])
 
 
+_EPUB_CHAPTER = (
+    '<?xml version="1.0" encoding="utf-8"?><html xmlns="http://www.w3.org/1999/xhtml">'
+    "<head><title>{title}</title></head><body><h1>{title}</h1><p>{body}</p></body></html>"
+)
+
+
+def _epub() -> bytes:
+    """A two-chapter EPUB 3 (the corpus has one EPUB only, and a large one)."""
+    chapters = [("One", "A fuzzed book has chapters &amp; a table of contents."),
+                ("Two", "Each chapter is an XHTML part named in the package.")]  # fmt: skip
+    opf = (
+        '<?xml version="1.0" encoding="utf-8"?><package xmlns="http://www.idpf.org/2007/opf" '
+        'version="3.0" unique-identifier="id"><metadata xmlns:dc="http://purl.org/dc/elements/'
+        '1.1/"><dc:identifier id="id">fuzz</dc:identifier><dc:title>Fuzzed book</dc:title>'
+        "<dc:language>en</dc:language></metadata><manifest>"
+        '<item id="nav" href="nav.xhtml" media-type="application/xhtml+xml" properties="nav"/>'
+        + "".join(f'<item id="c{i}" href="c{i}.xhtml" media-type="application/xhtml+xml"/>'
+                  for i in range(len(chapters)))
+        + "</manifest><spine>" + "".join(f'<itemref idref="c{i}"/>' for i in range(len(chapters)))
+        + "</spine></package>"
+    )  # fmt: skip
+    nav = _EPUB_CHAPTER.format(title="Contents", body="".join(
+        f'<a href="c{i}.xhtml">{t}</a> ' for i, (t, _) in enumerate(chapters)))  # fmt: skip
+    container = (
+        '<?xml version="1.0"?><container version="1.0" xmlns="urn:oasis:names:tc:opendocument:'
+        'xmlns:container"><rootfiles><rootfile full-path="OEBPS/content.opf" media-type='
+        '"application/oebps-package+xml"/></rootfiles></container>'
+    )
+    parts = [("mimetype", "application/epub+zip", zipfile.ZIP_STORED),
+             ("META-INF/container.xml", container, zipfile.ZIP_DEFLATED),
+             ("OEBPS/content.opf", opf, zipfile.ZIP_DEFLATED),
+             ("OEBPS/nav.xhtml", nav, zipfile.ZIP_DEFLATED)]  # fmt: skip
+    parts += [(f"OEBPS/c{i}.xhtml", _EPUB_CHAPTER.format(title=t, body=b), zipfile.ZIP_DEFLATED)
+              for i, (t, b) in enumerate(chapters)]  # fmt: skip
+    return _zip([(_info(name, method), text.encode()) for name, text, method in parts])
+
+
 def built_seeds(embedder) -> list[Seed]:
     """Seeds for the formats the corpus has no file of."""
     made: list[tuple[str, str, Callable[[], bytes]]] = [
@@ -210,6 +247,7 @@ def built_seeds(embedder) -> list[Seed]:
     made += [(f"built/speech.{c}", f"speech.{c}", lambda c=c: _speech(c))
              for c in ("wav", "flac", "mp3")]  # fmt: skip
     made.append(("built/notebook.knownote", "notebook.knownote", lambda: _archive(embedder)))
+    made.append(("built/book.epub", "book.epub", _epub))
     seeds = []
     for name, filename, make in made:
         data = make()
