@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import io
 import json
+import lzma
 import random
 import re
 import shutil
@@ -522,7 +523,9 @@ def _entries(data: bytes) -> list[tuple[zipfile.ZipInfo, bytes]] | None:
     try:
         with zipfile.ZipFile(io.BytesIO(data)) as zf:
             return [(_info(i.filename, i.compress_type), zf.read(i)) for i in zf.infolist()]
-    except (zipfile.BadZipFile, zlib.error, EOFError, ValueError, NotImplementedError):
+    # what a damaged member raises while it is inflated (lzma and bz2 ones too)
+    except (zipfile.BadZipFile, zlib.error, lzma.LZMAError, OSError, EOFError, ValueError,
+            NotImplementedError):  # fmt: skip
         return None
 
 
@@ -581,7 +584,12 @@ def archive_manifest(entries, rng):
     if "manifest.json" not in names:
         return zip_part(entries, rng)
     i = names.index("manifest.json")
-    manifest = json.loads(entries[i][1])
+    try:
+        manifest = json.loads(entries[i][1])
+    except ValueError:  # damaged by an earlier step: its bytes instead
+        return zip_part(entries, rng)
+    if not isinstance(manifest, dict):
+        return zip_part(entries, rng)
     key = rng.choice(["version", "format", "notebook", "entries", "rows", "digests"])
     value = rng.choice([None, -1, 2**70, "x", [], {}, 1.5, True])
     if isinstance(manifest.get(key), dict) and manifest[key] and rng.random() < 0.7:
