@@ -557,7 +557,9 @@ def import_notebook(
     path = Path(path)
     try:
         zf = zipfile.ZipFile(path)
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, ValueError) as e:
+    # NotImplementedError: a directory entry claiming a zip version zipfile does not read
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, ValueError,
+            NotImplementedError) as e:  # fmt: skip
         raise _bad(f"it is not a zip file ({e}).") from None
     except OSError as e:
         raise KnowNoteError(f"{path} could not be read: {e.strerror or e}.") from None
