@@ -77,6 +77,15 @@ class ExtractionTimeout(UnreadableFile):
     """Reading the file took longer than the time limit (it may be built to hang readers)."""
 
 
+class ReaderFailed(UnreadableFile):
+    """A reader met something in the file that it does not handle: a fault in KnowNote, shown
+    as a damaged file (the fuzzer counts it as a fault to mend)."""
+
+
+class ReaderCrashed(UnreadableFile):
+    """The reading process stopped without an answer (a library crashed on the file)."""
+
+
 class EmbeddingUnavailable(ModelError):
     """The notebook's embedding server cannot embed text right now."""
 

@@ -41,6 +41,7 @@ class ImportResult:
     warnings: tuple[str, ...] = field(default_factory=tuple)
     error: str | None = None
     needs_password: bool = False
+    error_kind: str | None = None  # the error's class name (knownote/errors.py)
 
     def as_dict(self) -> dict[str, object]:
         return {
@@ -287,6 +288,7 @@ def import_file(
             status="failed",
             error=str(e),
             needs_password=isinstance(e, PasswordRequired),
+            error_kind=type(e).__name__,
         )
 
 

@@ -22,6 +22,9 @@ from knownote.read.sniff import ZIP_ERRORS
 _OFFICE_ERRORS = (
     *ZIP_ERRORS,
     KeyError,
+    # python-docx and python-pptx take a part's XML for the kind its name promises: a part of
+    # another kind under that name (a relationships part as the content types) lacks its methods
+    AttributeError,
     etree.XMLSyntaxError,
     docx.opc.exceptions.PackageNotFoundError,
     pptx.exc.PythonPptxError,

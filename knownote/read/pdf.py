@@ -81,7 +81,11 @@ def _open_pdf(data: bytes, name: str, password: str | None) -> pymupdf.Document:
             )
         if not doc.authenticate(password):
             raise PasswordRequired(f"The password for {name} is wrong: check it and try again.")
-    if doc.page_count == 0:
+    try:
+        count = doc.page_count
+    except RuntimeError:  # a page tree damaged beyond counting ("Invalid number of pages")
+        count = 0
+    if count == 0:
         raise UnreadableFile(
             f"{name} is damaged: no pages can be read from it. Download or export it again."
         )
@@ -123,7 +127,8 @@ def _read_layers(doc: pymupdf.Document, with_lines: bool = False) -> _Layers:
                 blank.append(index)
             elif _text_chars(text) and scans.has_invisible_layer_over_image(page):
                 layered.append(index)
-        except (pymupdf.mupdf.FzErrorBase, pymupdf.FileDataError):
+        # ValueError: a damaged page tree counts pages that load_page cannot find
+        except (pymupdf.mupdf.FzErrorBase, pymupdf.FileDataError, ValueError):
             text = ""
             unreadable.append(index + 1)
         texts.append(text)

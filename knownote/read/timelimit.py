@@ -2,9 +2,14 @@
 
 A file can be built to hang a reader (a PDF page whose drawing nests forms a billion times, an
 XML part that expands entities, text that makes a pattern backtrack). Parsing in C or Python
-cannot be interrupted inside a thread, so extraction runs in a child interpreter
-(`python -m knownote.read.timelimit`): a fresh process, never a fork of the app with its
-threads. The waiting thread only waits on a pipe, so the app stays responsive meanwhile.
+cannot be interrupted inside a thread, so extraction runs in a child process, one per file,
+killed when its limit passes. The children are forked from a reader server
+(`python -m knownote.read.timelimit`): a fresh interpreter started once per app process, never
+a fork of the app with its threads, that has loaded the readers and does nothing but fork. A
+file's reading therefore starts in milliseconds instead of the second an interpreter takes to
+load the readers. The waiting thread only waits on a socket, so the app stays responsive.
+Everything a reader needs comes with the file's arguments: the children see the environment
+the server started with.
 
 The limit scales with the file: `seconds` per page (PDF pages as the child counts them, at least
 one), so a long book or a long scan that is slow page by page is never stopped for its length.
@@ -14,17 +19,28 @@ many-frame image that the page count cannot see is not stopped for its length ei
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import math
 import os
 import pickle
-import selectors
+import select
+import signal
+import socket
 import struct
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
-from knownote.errors import ExtractionTimeout, KnowNoteError, UnreadableFile
+from knownote.errors import (
+    ExtractionTimeout,
+    KnowNoteError,
+    ReaderCrashed,
+    ReaderFailed,
+    UnreadableFile,
+)
 from knownote.read.audio import SpeechOptions, duration_seconds
 from knownote.read.extracted import Extracted, OcrLimits, OcrProgress
 from knownote.read.sniff import is_recording
@@ -50,22 +66,24 @@ def count_parts(data: bytes) -> int:
         return 1
 
 
-def _send(out, kind: bytes, payload: bytes) -> None:
-    out.write(kind + struct.pack("<Q", len(payload)) + payload)
-    out.flush()
+def _send(sock: socket.socket, kind: bytes, payload: bytes) -> None:
+    sock.sendall(kind + struct.pack("<Q", len(payload)) + payload)
 
 
-def _child() -> None:
-    """The child: read the arguments from stdin, report the page count, then the result."""
-    from knownote.read.extract import extract  # the readers, loaded in the child only
+def _child(sock: socket.socket) -> None:
+    """A forked child: report that it runs, read the arguments, report the page count, then the
+    result, all on its own socket to the app."""
+    from knownote.read.extract import extract  # loaded by the server already
 
-    out = sys.stdout.buffer
-    args = pickle.loads(sys.stdin.buffer.read())
-    _send(out, b"S", b"")  # started: the interpreter and the readers are loaded
-    _send(out, b"P", struct.pack("<Q", count_parts(args["data"])))
+    _send(sock, b"S", b"")
+    chunks = []
+    while chunk := sock.recv(1 << 20):
+        chunks.append(chunk)
+    args = pickle.loads(b"".join(chunks))
+    _send(sock, b"P", struct.pack("<Q", count_parts(args["data"])))
 
     def progress(done: int, total: int) -> None:
-        _send(out, b"G", struct.pack("<QQ", done, total))
+        _send(sock, b"G", struct.pack("<QQ", done, total))
 
     try:
         extracted = extract(args["data"], args["filename"], args["password"],
@@ -77,7 +95,132 @@ def _child() -> None:
         result = ("refused", e)
     except Exception as e:  # reported to the parent as it is, never hidden
         result = ("failed", f"{type(e).__name__}: {e}")
-    _send(out, b"R", pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL))
+    _send(sock, b"R", pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL))
+
+
+def _serve(control: socket.socket) -> None:
+    """The reader server: load the readers, then fork one child per socket the app sends, answer
+    with its pid, and when it ends write its exit status ("X") on that socket after whatever it
+    wrote. Ends (killing its children) when the app closes the control socket."""
+    import knownote.read.extract  # noqa: F401  (what every child needs, loaded once)
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl+C in a terminal is for the app
+
+    children: dict[int, socket.socket] = {}
+    while True:
+        ready, _, _ = select.select([control], [], [], 0.05 if children else None)
+        while children:
+            pid, status = os.waitpid(-1, os.WNOHANG)
+            if pid == 0:
+                break
+            job = children.pop(pid)
+            with contextlib.suppress(OSError):
+                job.setblocking(False)
+                job.send(
+                    b"X"
+                    + struct.pack("<Q", 8)
+                    + struct.pack("<q", os.waitstatus_to_exitcode(status))
+                )
+            job.close()
+        if not ready:
+            continue
+        try:
+            _, fds, _, _ = socket.recv_fds(control, 1, 1)
+        except OSError:
+            fds = []
+        if not fds:  # the app has gone: nobody wants what the children read
+            for pid in children:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
+            for pid in children:
+                os.waitpid(pid, 0)
+            return
+        job = socket.socket(fileno=fds[0])
+        pid = os.fork()
+        if pid == 0:
+            code = 0
+            try:
+                control.close()
+                for other in children.values():
+                    other.close()
+                _child(job)
+            except BaseException:
+                code = 1
+            finally:
+                os._exit(code)
+        children[pid] = job
+        control.sendall(struct.pack("<q", pid))
+
+
+class _Server:
+    """This process's reader server, started on first use and again if it has died."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.process: subprocess.Popen | None = None
+        self.control: socket.socket | None = None
+        self.owner = os.getpid()  # a fork of the app must not share the server's socket
+
+    def _start(self) -> None:
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+            p for p in (_ROOT, os.environ.get("PYTHONPATH")) if p)}  # fmt: skip
+        ours, theirs = socket.socketpair()
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "knownote.read.timelimit", str(theirs.fileno())],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            env=env, pass_fds=(theirs.fileno(),),
+        )  # fmt: skip
+        theirs.close()
+        self.control = ours
+
+    def fork(self) -> tuple[int, socket.socket]:
+        """A new child's pid and the app's end of its socket."""
+        ours, theirs = socket.socketpair()
+        try:
+            with self.lock:
+                if self.owner != os.getpid():
+                    self.owner, self.process, self.control = os.getpid(), None, None
+                for attempt in (1, 2):
+                    if self.process is None or self.process.poll() is not None:
+                        self._start()
+                    try:
+                        socket.send_fds(self.control, [b"J"], [theirs.fileno()])
+                        return struct.unpack("<q", self._receive(8))[0], ours
+                    except OSError:
+                        self.stop()  # it has died: once more with a new one
+                        if attempt == 2:
+                            raise
+        except BaseException:
+            ours.close()
+            raise
+        finally:
+            theirs.close()
+        raise AssertionError("unreachable")
+
+    def _receive(self, size: int) -> bytes:
+        answer = b""
+        while len(answer) < size:
+            chunk = self.control.recv(size - len(answer))
+            if not chunk:
+                raise ConnectionResetError("the reader server stopped")
+            answer += chunk
+        return answer
+
+    def stop(self) -> None:
+        if self.control is not None:
+            self.control.close()
+            self.control = None
+        if self.process is not None:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.process.wait(10)  # waited for, its children's resource use counts as ours
+            if self.process.poll() is None:
+                self.process.kill()
+                self.process.wait()
+            self.process = None
+
+
+_SERVER = _Server()
+atexit.register(_SERVER.stop)
 
 
 def extract_with_time_limit(
@@ -101,73 +244,77 @@ def extract_with_time_limit(
     each minute of a recording it transcribes.
     """
     name = label or filename
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
-        p for p in (_ROOT, os.environ.get("PYTHONPATH")) if p)}  # fmt: skip
-    child = subprocess.Popen(
-        [sys.executable, "-m", "knownote.read.timelimit"],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env,
-    )  # fmt: skip
+    pid, sock = _SERVER.fork()
     # Until the child has started, the clock is not the file's: a loaded machine may take long
-    # to start an interpreter. The limit counts from the start.
+    # to run it. The limit counts from the start.
     started = time.monotonic()
     limit = max(STARTUP_SECONDS, seconds)
-    running = False
+    running = finished = False
     buffer = bytearray()
     try:
-        try:
-            child.stdin.write(pickle.dumps({"data": data, "filename": filename,
-                                            "password": password, "max_chars": max_chars,
-                                            "max_pages": max_pages, "ocr": ocr,
-                                            "main_content": main_content,
-                                            "speech": speech}))  # fmt: skip
-            child.stdin.close()
-        except BrokenPipeError:
-            pass
-        with selectors.DefaultSelector() as selector:
-            selector.register(child.stdout, selectors.EVENT_READ)
-            while True:
-                message = _message(buffer)
-                if message is not None:
-                    kind, payload = message
-                    if kind == b"S":
-                        started, limit, running = time.monotonic(), seconds, True
-                        continue
-                    if kind == b"P":
-                        limit = seconds * max(1, struct.unpack("<Q", payload)[0])
-                        continue
-                    if kind == b"G":
-                        done, total = struct.unpack("<QQ", payload)
-                        limit = max(limit, time.monotonic() - started + seconds)
-                        if progress:
-                            progress(done, total)
-                        continue
-                    return _result(pickle.loads(payload), name)
-                remaining = started + limit - time.monotonic()
-                if remaining <= 0 or not selector.select(remaining):
-                    if not running:
-                        raise UnreadableFile(
-                            f"The reader for {name} did not start within {limit:.0f} seconds; "
-                            "the machine may be overloaded. Try again."
-                        )
-                    raise ExtractionTimeout(
-                        f"{name} took longer than {limit:,.0f} seconds to read ({seconds:g} "
-                        "seconds per page or minute of recording, setting max_extract_seconds), "
-                        "so reading it was "
-                        "stopped. The file may be built to hang readers; nothing was imported."
+        arguments = pickle.dumps({"data": data, "filename": filename, "password": password,
+                                  "max_chars": max_chars, "max_pages": max_pages, "ocr": ocr,
+                                  "main_content": main_content, "speech": speech})  # fmt: skip
+        writer = threading.Thread(target=_write_all, args=(sock, arguments), daemon=True)
+        writer.start()
+        while True:
+            message = _message(buffer)
+            if message is not None:
+                kind, payload = message
+                if kind == b"S":
+                    started, limit, running = time.monotonic(), seconds, True
+                    continue
+                if kind == b"P":
+                    limit = seconds * max(1, struct.unpack("<Q", payload)[0])
+                    continue
+                if kind == b"G":
+                    done, total = struct.unpack("<QQ", payload)
+                    limit = max(limit, time.monotonic() - started + seconds)
+                    if progress:
+                        progress(done, total)
+                    continue
+                finished = True
+                if kind == b"X":
+                    (code,) = struct.unpack("<q", payload)
+                    raise ReaderCrashed(
+                        f"{name} made the reader stop (exit code {code}); it is probably "
+                        "damaged or built to crash readers. Nothing was imported."
                     )
-                chunk = os.read(child.stdout.fileno(), 1 << 20)
-                if not chunk:
-                    child.wait(5)
+                return _result(pickle.loads(payload), name)
+            remaining = started + limit - time.monotonic()
+            if remaining <= 0 or not select.select([sock], [], [], remaining)[0]:
+                if not running:
                     raise UnreadableFile(
-                        f"{name} made the reader stop (exit code {child.returncode}); it is "
-                        "probably damaged or built to crash readers. Nothing was imported."
+                        f"The reader for {name} did not start within {limit:.0f} seconds; "
+                        "the machine may be overloaded. Try again."
                     )
-                buffer += chunk
+                raise ExtractionTimeout(
+                    f"{name} took longer than {limit:,.0f} seconds to read ({seconds:g} "
+                    "seconds per page or minute of recording, setting max_extract_seconds), "
+                    "so reading it was "
+                    "stopped. The file may be built to hang readers; nothing was imported."
+                )
+            chunk = sock.recv(1 << 20)
+            if not chunk:
+                finished = True
+                raise ReaderCrashed(
+                    f"{name} made the reader stop; it is probably damaged or built to crash "
+                    "readers. Nothing was imported."
+                )
+            buffer += chunk
     finally:
-        if child.poll() is None:
-            child.kill()
-        child.wait()
-        child.stdout.close()
+        if not finished:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        sock.close()
+
+
+def _write_all(sock: socket.socket, payload: bytes) -> None:
+    """The arguments to the child, from a thread: a child that stops reading cannot block the
+    clock."""
+    with contextlib.suppress(OSError):
+        sock.sendall(payload)
+        sock.shutdown(socket.SHUT_WR)
 
 
 def _message(buffer: bytearray) -> tuple[bytes, bytes] | None:
@@ -188,8 +335,8 @@ def _result(result: tuple[str, object], name: str) -> Extracted:
         return value
     if kind == "refused":
         raise value
-    raise UnreadableFile(f"{name} could not be read ({value}).")
+    raise ReaderFailed(f"{name} could not be read ({value}).")
 
 
 if __name__ == "__main__":
-    _child()
+    _serve(socket.socket(fileno=int(sys.argv[1])))

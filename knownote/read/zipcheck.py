@@ -22,7 +22,17 @@ def check_zip(zf: zipfile.ZipFile, data: bytes, name: str, max_chars: int) -> No
     # zipfile stops at the declared size, but zf.read() (python-docx and python-pptx call it)
     # inflates a whole member in one call first: a member that lies about its size would fill
     # memory. So each member is inflated here once, in small steps, and must keep its word.
+    seen = set()
     for info in infos:
+        # Two parts of one name: readers differ in which they take (zipfile the last), so what
+        # is imported would depend on the reader, and a part of one kind can stand in another's
+        # place (the fuzzer found python-docx failing on one).
+        if info.filename in seen:
+            raise UnreadableFile(
+                f"{name} is damaged: it holds its part {info.filename} twice. "
+                "Open it in its application, save a new copy and import that."
+            )
+        seen.add(info.filename)
         if problem := _member_problem(data, info):
             raise UnreadableFile(
                 f"{name} is damaged: its part {info.filename} {problem}. "

@@ -580,7 +580,9 @@ def import_notebook(
     path = Path(path)
     try:
         zf = zipfile.ZipFile(path)
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, ValueError) as e:
+    # NotImplementedError: a directory entry claiming a zip version zipfile does not read
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, ValueError,
+            NotImplementedError) as e:  # fmt: skip
         raise _bad(f"it is not a zip file ({e}).") from None
     except OSError as e:
         raise KnowNoteError(f"{path} could not be read: {e.strerror or e}.") from None
@@ -596,6 +598,9 @@ def import_notebook(
                 f"A notebook called “{title}” already exists. Import the archive under another "
                 "name (--as NAME on the command line)."
             )
+        created = _timestamp(notebook.get("created_at"))
+        if created is None:
+            raise _bad("its manifest gives no time the notebook was made.")
         wanted = set(tables["documents"].column("sha256").to_pylist())
         if wanted != set(sources):
             raise _bad("its documents and its original files do not match.")
@@ -605,8 +610,7 @@ def import_notebook(
                 (notebook_id,) = db.execute(
                     "INSERT INTO notebooks (name, embedding_model, embedding_dim, created_at) "
                     "VALUES (?, ?, ?, ?) RETURNING id",
-                    [title, notebook["embedding_model"], dim,
-                     _timestamp(notebook.get("created_at"))],
+                    [title, notebook["embedding_model"], dim, created],
                 ).fetchone()  # fmt: skip
                 ids = {"notebooks": {notebook["id"]: notebook_id}}
                 for table in TABLES:

@@ -2,6 +2,13 @@
 
 from __future__ import annotations
 
+import io
+import warnings
+import zipfile
+
+import pytest
+
+from knownote.errors import UnreadableFile
 from knownote.read.extract import extract
 from knownote.read.sections import Heading, heading_text
 from tests.conftest import corpus_file
@@ -51,3 +58,27 @@ def test_slide_titles_are_headings_on_their_slides():
 
 def test_a_title_placeholder_holding_a_whole_list_is_not_a_heading():
     assert read("docs/office/pptx_nasa_science_directorate_1slide.pptx").headings == ()
+
+
+def _swapped_parts(relative: str, parts: dict[str, str], drop: str | None = None) -> bytes:
+    """The file with parts renamed (old name -> new name), one part left out."""
+    out = io.BytesIO()
+    with zipfile.ZipFile(corpus_file(relative)) as source, zipfile.ZipFile(out, "w") as target:
+        for info in source.infolist():
+            if info.filename != drop:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", UserWarning)  # a duplicate name
+                    target.writestr(parts.get(info.filename, info.filename), source.read(info))
+    return out.getvalue()
+
+
+def test_a_part_of_another_kind_under_a_known_name_is_a_damaged_file():
+    for relative in ("docs/office/docx_en_rag_intro.docx",
+                     "docs/office/pptx_sample_presentation_4slides.pptx"):  # fmt: skip
+        data = _swapped_parts(relative, {"_rels/.rels": "[Content_Types].xml"},
+                              drop="[Content_Types].xml")  # fmt: skip
+        with pytest.raises(UnreadableFile, match="is damaged"):
+            extract(data, relative.rsplit("/", 1)[1])
+        twice = _swapped_parts(relative, {"_rels/.rels": "[Content_Types].xml"})
+        with pytest.raises(UnreadableFile, match=r"holds its part \[Content_Types\].xml twice"):
+            extract(twice, relative.rsplit("/", 1)[1])

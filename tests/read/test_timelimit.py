@@ -60,3 +60,37 @@ def test_a_normal_file_still_imports_with_its_errors_as_before(store, notebook, 
     result = import_file(store, notebook, path.name, path.read_bytes(), settings=settings,
                          embedder=embedder, password="test")  # fmt: skip
     assert result.status == "imported", result.error
+
+
+def test_a_reader_server_that_died_is_started_again(settings):
+    from knownote.read import timelimit
+
+    read = dict(max_chars=1000, max_pages=10, seconds=30)
+    assert timelimit.extract_with_time_limit(b"before", "a.txt", **read).text == "before"
+    timelimit._SERVER.process.kill()  # as the kernel's OOM killer would
+    timelimit._SERVER.process.wait()
+    assert timelimit.extract_with_time_limit(b"after", "a.txt", **read).text == "after"
+
+
+def test_a_child_killed_while_reading_is_reported_as_a_crash(
+    store, notebook, settings, embedder, monkeypatch
+):
+    """What a library that crashes on a file looks like to the app: the child stops unanswered."""
+    import os
+    import signal
+
+    from knownote.read import timelimit
+
+    fork = timelimit._SERVER.fork
+
+    def fork_and_kill():
+        pid, sock = fork()
+        threading.Timer(1.0, os.kill, (pid, signal.SIGSEGV)).start()
+        return pid, sock
+
+    monkeypatch.setattr(timelimit._SERVER, "fork", fork_and_kill)
+    limited = settings.with_(max_extract_seconds=30)
+    result = import_file(store, notebook, "laughs.pdf", nested_forms_pdf(), settings=limited,
+                         embedder=embedder)  # fmt: skip
+    assert result.error_kind == "ReaderCrashed", result.error
+    assert f"exit code {-signal.SIGSEGV}" in result.error
