@@ -84,8 +84,9 @@ def report(outcomes: list[Outcome], databases: int, took: float, args) -> None:
     columns = sorted({o.outcome for o in outcomes}, key=lambda c: (c in FAULTS, c == CRASH, c))
     print(f"\n{len(outcomes):,} cases in {took / 60:.1f} min: "
           f"{len(outcomes) / (took / 60):.0f} cases per minute "
-          f"(--cases {args.cases} --seed {args.seed} --jobs {args.jobs} "
-          f"--seconds {args.seconds:g})")  # fmt: skip
+          + (f"(the log {args.report}; recipes with --seed {args.seed})" if args.report else
+             f"(--cases {args.cases} --seed {args.seed} --jobs {args.jobs} "
+             f"--seconds {args.seconds:g})"))  # fmt: skip
     print("\n| format | cases | " + " | ".join(columns) + " |")
     print("|---|---:|" + "---:|" * len(columns))
     for kind in sorted(per_kind):
@@ -123,7 +124,9 @@ def main() -> None:
     parser.add_argument("--table-every", type=int, default=2000,
                         help="print the whole table every N cases")  # fmt: skip
     parser.add_argument("--log", help="append every case's outcome to this JSON-lines file")
-    parser.add_argument("--report", metavar="LOG", help="print the table of a --log and stop")
+    parser.add_argument(
+        "--report", metavar="LOG", help="print a --log's table and stop (with the run's --seed)"
+    )
     parser.add_argument("--write", nargs=3, metavar=("SEED", "CASE", "PATH"),
                         help="write one case's bytes to PATH (to debug it) and stop")  # fmt: skip
     parser.add_argument("--shard", type=int, default=0, help=argparse.SUPPRESS)
