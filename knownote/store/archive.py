@@ -16,9 +16,11 @@ import errno
 import hashlib
 import io
 import json
+import lzma
 import os
 import re
 import zipfile
+import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -344,7 +346,9 @@ def _read_entry(zf: zipfile.ZipFile, info: zipfile.ZipInfo, sink: Callable[[byte
                     raise _bad(f"{info.filename} holds more than it declares.")
                 h.update(chunk)
                 sink(chunk)
-    except (zipfile.BadZipFile, OSError, EOFError, ValueError, NotImplementedError) as e:
+    # zlib.error and LZMAError: a compressed entry whose data is corrupt (bzip2's is an OSError)
+    except (zipfile.BadZipFile, OSError, EOFError, ValueError, NotImplementedError, zlib.error,
+            lzma.LZMAError) as e:  # fmt: skip
         raise _bad(f"{info.filename} cannot be read ({e}).") from None
     if seen != info.file_size:
         raise _bad(f"{info.filename} is shorter than it declares.")
