@@ -208,6 +208,11 @@ class ImportWorker:
         try:
             self._run(job)
         except Exception as e:
+            if not threading.main_thread().is_alive():
+                # The app is stopping: its thread pools refuse work before atexit stops this
+                # worker. The job stays unfinished, as a stop leaves it, to resume at the start.
+                log.warning("import job %s stopped as the app stops (%s)", job.id, e)
+                return True
             # A bug must not stop the worker for every later job; the job says so and the log
             # keeps the traceback.
             log.exception("import job %s failed", job.id)
