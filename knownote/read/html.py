@@ -30,7 +30,9 @@ _EDIT_LINK = re.compile(r"\s*\[\s*edit( source)?\s*\]\s*$", re.IGNORECASE)
 _SEPARATOR_RANK = {"": 0, " | ": 1, "\n": 2, "\n\n": 3}
 _HIDDEN_STYLE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.IGNORECASE)
 _HTML_SPACE = re.compile(r"[ \t\n\f]+")
-_XML_PROLOG = re.compile(r"^(\s*<\?xml[^>]*\?>)+")  # lxml refuses a str that declares encoding
+# lxml refuses a str that declares its encoding: drop every declaration at the start, each up to
+# its first ">" (lxml's check cannot look past one; a damaged declaration may end there).
+_XML_PROLOG = re.compile(r"^(\s*<\?xml[^>]*(>|$))+")
 _XHTML = "{http://www.w3.org/1999/xhtml}"
 
 
