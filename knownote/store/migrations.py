@@ -645,7 +645,12 @@ def migration_version(migration: Migration) -> int:
 
     Numbers, not list positions: a migration keeps its version however the list grows.
     """
-    return int(migration.__name__[1:4])
+    return version_named(migration.__name__)
+
+
+def version_named(name: str) -> int:
+    """The number in a migration's name: m011_import_jobs -> 11."""
+    return int(name[1:4])
 
 
 # Told before each migration of an existing database runs (a new one is not "upgraded"): its
@@ -661,7 +666,7 @@ def renumber_by_name(db: duckdb.DuckDBPyConnection) -> None:
     the number alone would call m006 applied and run m008 a second time.
     """
     rows = db.execute("SELECT version, name, applied_at FROM _migrations").fetchall()
-    misplaced = [row for row in rows if row[0] != int(row[1][1:4])]
+    misplaced = [row for row in rows if row[0] != version_named(row[1])]
     if not misplaced:
         return
     db.execute("BEGIN TRANSACTION")
@@ -669,7 +674,7 @@ def renumber_by_name(db: duckdb.DuckDBPyConnection) -> None:
         db.executemany("DELETE FROM _migrations WHERE version = ?", [[v] for v, _, _ in misplaced])
         db.executemany(
             "INSERT INTO _migrations (version, name, applied_at) VALUES (?, ?, ?)",
-            [[int(name[1:4]), name, applied_at] for _, name, applied_at in misplaced],
+            [[version_named(name), name, applied_at] for _, name, applied_at in misplaced],
         )
         db.execute("COMMIT")
     except BaseException:
