@@ -15,6 +15,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 import httpx
+import httpx2
 
 from knownote.answer.ollama_chat import MIN_CONTEXT, timed_out
 from knownote.errors import (
@@ -70,7 +71,8 @@ class OpenAIChat:
         self._client = openai.OpenAI(
             base_url=self.host,
             api_key=key,
-            timeout=httpx.Timeout(timeout, connect=min(timeout, _METADATA_TIMEOUT)),
+            # openai 3's transport is httpx2: its timeouts are httpx2's (openai.Timeout).
+            timeout=openai.Timeout(timeout, connect=min(timeout, _METADATA_TIMEOUT)),
             max_retries=0,  # a retry would hide a server that is down behind minutes of waiting
         )
         self._meta = self._client.with_options(timeout=min(timeout, _METADATA_TIMEOUT))
@@ -238,13 +240,13 @@ class OpenAIChat:
             if received:
                 raise StreamInterrupted(f"The model stopped with an error: {e.message}") from e
             raise ModelError(f"The server at {self.host} failed to answer: {e.message}") from e
-        except httpx.TimeoutException as e:
+        except httpx2.TimeoutException as e:
             if received:
                 raise StreamInterrupted(
                     f"The model {model} stopped sending for {self.timeout:g} seconds."
                 ) from e
             raise self._timeout(model) from e
-        except (httpx.TransportError, ValueError) as e:  # dropped, or garbled, mid-stream
+        except (httpx2.TransportError, ValueError) as e:  # dropped, or garbled, mid-stream
             if received:
                 raise self._dropped() from e
             raise self._unavailable(f" as it should ({type(e).__name__})") from e
@@ -272,7 +274,7 @@ class OpenAIChat:
             raise self._unavailable() from e
         except openai.APIStatusError as e:
             raise self._status_error(e, model) from e
-        except (httpx.TransportError, ValueError) as e:
+        except (httpx2.TransportError, ValueError) as e:
             raise self._unavailable(f" as it should ({type(e).__name__})") from e
         if not reply.choices:
             return ""

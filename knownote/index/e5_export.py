@@ -29,7 +29,8 @@ from pathlib import Path
 import numpy as np
 
 from knownote.errors import ModelError
-from knownote.index.onnx_export import OPSET, make_once, quantize, unfuse_skip_layer_norm
+from knownote.index.bert_graph import float_graph
+from knownote.index.onnx_export import make_once, quantize, unfuse_skip_layer_norm
 
 BLOCK = 32  # weights per Q4_0 block: one fp16 scale and 16 bytes of nibbles
 BLOCK_BYTES = 18
@@ -157,6 +158,13 @@ def dequantize(blocks: np.ndarray, rows: int, cols: int) -> np.ndarray:
     return ((nibbles.astype(np.float32) - 8.0) * scales[:, :, None]).reshape(rows, cols)
 
 
+def float_matrix(array: np.ndarray, rows: int, cols: int) -> np.ndarray:
+    """A matrix of the packed file as float32: its Q4_0 blocks dequantised, or its floats."""
+    if array.dtype == np.uint8:
+        return dequantize(array, rows, cols)
+    return array.reshape(rows, cols).astype(np.float32)
+
+
 def repack_for_onnx(blocks: np.ndarray, rows: int, cols: int) -> tuple[np.ndarray, np.ndarray]:
     """The same blocks as ONNX Runtime's 4-bit operators read them (weights 2i and 2i+1 share a
     byte, low nibble first; the default zero point 8 is Q4_0's offset): nothing is lost."""
@@ -279,109 +287,6 @@ def _read_field(data: bytes, wanted: int) -> bytes:
 # --- the graph ----------------------------------------------------------------------------------
 
 
-class _Graph:
-    """Nodes and weights, named as Hugging Face's BertModel export names them: the optimiser
-    recognises its patterns, and `quantize` finds the first layer's feed-forward output."""
-
-    def __init__(self) -> None:
-        self.nodes: list = []
-        self.weights: list = []
-
-    def weight(self, name: str, array: np.ndarray) -> str:
-        from onnx import numpy_helper
-
-        self.weights.append(numpy_helper.from_array(np.ascontiguousarray(array), name))
-        return name
-
-    def op(self, kind: str, inputs: list[str], name: str | None = None, **attributes) -> str:
-        from onnx import helper
-
-        name = name or f"{kind}_{len(self.nodes)}"
-        self.nodes.append(helper.make_node(kind, inputs, [name + "_out"], name=name, **attributes))
-        return name + "_out"
-
-
-def float_graph(packed: Packed):
-    """The encoder as plain ONNX operators with float32 weights: input_ids, attention_mask and
-    token_type_ids in, last_hidden_state out (the packaged English model's interface)."""
-    from onnx import TensorProto, helper
-
-    c, t = packed.config, packed.tensors
-    hidden, heads, ffn = int(c["hidden"]), int(c["heads"]), int(c["ffn"])
-    g = _Graph()
-    g.weight("heads_shape", np.array([0, 0, heads, hidden // heads], np.int64))
-    g.weight("hidden_shape", np.array([0, 0, hidden], np.int64))
-    g.weight("one", np.array(1.0, np.float32))
-    g.weight("half", np.array(0.5, np.float32))
-    g.weight("sqrt2", np.array(np.sqrt(2.0), np.float32))
-    g.weight("head_scale", np.array(np.sqrt(hidden // heads), np.float32))
-    g.weight("masked", np.array(-10000.0, np.float32))
-    g.weight("zero", np.array([0], np.int64))
-    g.weight("axis1", np.array([1], np.int64))
-    g.weight("axis2", np.array([2], np.int64))
-
-    def linear(x: str, key: str, n_out: int, n_in: int, name: str) -> str:
-        g.weight(name + ".weight", dequantize(t[key + ".w"], n_out, n_in).T.copy())
-        g.weight(name + ".bias", t[key + ".b"].astype(np.float32))
-        return g.op(
-            "Add", [g.op("MatMul", [x, name + ".weight"], name + "/MatMul"), name + ".bias"]
-        )
-
-    def layer_norm(x: str, key: str, name: str) -> str:
-        g.weight(name + ".weight", t[key + ".w"].astype(np.float32))
-        g.weight(name + ".bias", t[key + ".b"].astype(np.float32))
-        inputs = [x, name + ".weight", name + ".bias"]
-        return g.op("LayerNormalization", inputs, name, axis=-1, epsilon=c["eps"])
-
-    g.weight("word.weight", dequantize(t["emb.word"], int(c["vocab"]), hidden))
-    g.weight("position.weight", t["emb.pos"].reshape(int(c["max_pos"]), hidden))
-    g.weight("type.weight", t["emb.type"].reshape(int(c["type_vocab"]), hidden))
-    word = g.op("Gather", ["word.weight", "input_ids"], "embeddings/word")
-    length = g.op("Shape", ["input_ids"], start=1, end=2)
-    position = g.op("Slice", ["position.weight", "zero", length, "zero"])  # rows 0 … length-1
-    kind = g.op("Gather", ["type.weight", "token_type_ids"])
-    x = layer_norm(g.op("Add", [g.op("Add", [word, position]), kind]), "emb.ln", "embeddings/LN")
-
-    mask = g.op("Unsqueeze", [g.op("Unsqueeze", ["attention_mask", "axis1"]), "axis2"])
-    mask = g.op("Cast", [mask], to=TensorProto.FLOAT)
-    mask = g.op("Mul", [g.op("Sub", ["one", mask]), "masked"])  # 0 where seen, -10000 where not
-
-    def split_heads(x: str, order: list[int]) -> str:
-        return g.op("Transpose", [g.op("Reshape", [x, "heads_shape"])], perm=order)
-
-    for i in range(int(c["layers"])):
-        key, name = f"l{i}", f"encoder/layer.{i}"
-        attention = f"{name}/attention/self"
-        q = split_heads(linear(x, key + ".q", hidden, hidden, attention + "/query"), [0, 2, 1, 3])
-        k = split_heads(linear(x, key + ".k", hidden, hidden, attention + "/key"), [0, 2, 3, 1])
-        v = split_heads(linear(x, key + ".v", hidden, hidden, attention + "/value"), [0, 2, 1, 3])
-        scores = g.op("Add", [g.op("Div", [g.op("MatMul", [q, k]), "head_scale"]), mask])
-        weights = g.op("Softmax", [scores], axis=-1)
-        context = g.op("Transpose", [g.op("MatMul", [weights, v])], perm=[0, 2, 1, 3])
-        context = g.op("Reshape", [context, "hidden_shape"])
-        out = linear(context, key + ".ao", hidden, hidden, f"{name}/attention/output/dense")
-        x = layer_norm(g.op("Add", [out, x]), key + ".aln", f"{name}/attention/output/LN")
-        inner = linear(x, key + ".fi", ffn, hidden, f"{name}/intermediate/dense")
-        # GELU with erf, the pattern the optimiser fuses
-        erf = g.op("Erf", [g.op("Div", [inner, "sqrt2"])])
-        inner = g.op("Mul", [g.op("Mul", [inner, g.op("Add", [erf, "one"])]), "half"])
-        out = linear(inner, key + ".fo", hidden, ffn, f"{name}/output/dense")
-        x = layer_norm(g.op("Add", [out, x]), key + ".oln", f"{name}/output/LN")
-
-    g.nodes.append(helper.make_node("Identity", [x], ["last_hidden_state"], name="output"))
-    inputs = [
-        helper.make_tensor_value_info(name, TensorProto.INT64, ["batch", "tokens"])
-        for name in ("input_ids", "attention_mask", "token_type_ids")
-    ]
-    output = helper.make_tensor_value_info(
-        "last_hidden_state", TensorProto.FLOAT, ["batch", "tokens", hidden]
-    )
-    graph = helper.make_graph(g.nodes, "multilingual-e5-small", inputs, [output], g.weights)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)])
-    model.ir_version = 8
-    return model
-
-
 def write_int8_graph(packed: Packed, target: Path) -> None:
     """The float graph fused and quantised (`onnx_export.quantize`, every product), its fused
     skip-and-normalise nodes split again (faster here, `unfuse_skip_layer_norm`), then its 384 MB
@@ -392,7 +297,8 @@ def write_int8_graph(packed: Packed, target: Path) -> None:
     c = packed.config
     with tempfile.TemporaryDirectory(dir=target.parent) as folder:
         source, quantised = Path(folder, "fp32.onnx"), Path(folder, "int8.onnx")
-        onnx.save(float_graph(packed), str(source))
+        graph = float_graph(c, packed.tensors, "multilingual-e5-small", matrix=float_matrix)
+        onnx.save(graph, str(source))
         quantize(
             source, quantised, int(c["heads"]), int(c["hidden"]), opt_level=0, every_product=True
         )

@@ -65,8 +65,15 @@ class SentenceTransformerEmbedder:
         location = model_location(self.name)
         if Path(location).is_dir() or self.name in PACKAGED:
             os.environ.setdefault("HF_HUB_OFFLINE", "1")
-        from sentence_transformers import SentenceTransformer
-
+        try:
+            from sentence_transformers import SentenceTransformer
+        except ImportError as e:
+            raise ModelError(
+                f"The embedding model “{self.name}” needs sentence-transformers and torch, which "
+                "the app's install leaves out (the packaged models run without them). Install "
+                "them into KnowNote's environment, in its folder: `.venv/bin/python -m pip install "
+                "-e '.[sentence-transformers]'` (the README says how on a GPU machine)."
+            ) from e
         try:
             # No device given: sentence-transformers takes a GPU when torch sees one.
             return SentenceTransformer(location)

@@ -65,7 +65,7 @@ class ServerEmbedder:
             self._client = openai.OpenAI(
                 base_url=self.host,
                 api_key=settings.openai_api_key or "none",
-                timeout=httpx.Timeout(_TIMEOUT, connect=5.0),
+                timeout=openai.Timeout(_TIMEOUT, connect=5.0),  # httpx2's, under openai 3
                 max_retries=0,
             )
         self._dim: int | None = None

@@ -7,6 +7,7 @@ once per process and name.
 
 from __future__ import annotations
 
+import importlib.util
 import threading
 
 from knownote.errors import ModelError
@@ -23,8 +24,8 @@ def use_onnx() -> bool:
             f"Unknown embedding backend “{backend}”; use auto, onnx or torch "
             "(KNOWNOTE_EMBEDDING_BACKEND)."
         )
-    if backend == "auto":
-        return not gpu_visible()
+    if backend == "auto":  # torch only where it is installed and has a GPU to run on
+        return not (gpu_visible() and importlib.util.find_spec("sentence_transformers"))
     return backend == "onnx"
 
 

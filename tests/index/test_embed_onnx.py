@@ -48,7 +48,7 @@ def corpus_passages(per_set: int = 40) -> list[str]:
 
 def test_the_suites_notebooks_get_the_packaged_models_int8_graph(embedder, fp32):
     assert embedder.name == PACKAGED_INT8 and embedder.dim == 384
-    assert isinstance(embedder, OnnxEmbedder) and embedder.graph.name.endswith("-int8-1.onnx")
+    assert isinstance(embedder, OnnxEmbedder) and embedder.graph.name.endswith("-int8-2.onnx")
     assert isinstance(fp32, OnnxEmbedder) and fp32.graph.name.endswith("-fp32.onnx")
 
 
@@ -172,3 +172,53 @@ def test_an_unknown_backend_is_a_clear_error(monkeypatch):
     monkeypatch.setattr(knownote.index.embedders, "_cache", {})
     with pytest.raises(ModelError, match="KNOWNOTE_EMBEDDING_BACKEND"):
         get_embedder(PACKAGED_MODEL)
+
+
+# Run with torch and sentence-transformers made unimportable: the app's install has neither.
+WITHOUT_TORCH = (
+    "import sys\n"
+    "for name in ('torch', 'transformers', 'sentence_transformers'):\n"
+    "    sys.modules[name] = None\n"
+)
+
+
+def test_both_graphs_are_made_from_the_packaged_weights_without_torch(tmp_path, fp32):
+    code = WITHOUT_TORCH + (
+        "from pathlib import Path\n"
+        "from knownote.index.embed_onnx import packaged_onnx_embedder\n"
+        "from knownote.settings import PACKAGED_INT8, PACKAGED_MODEL\n"
+        "for name in (PACKAGED_MODEL, PACKAGED_INT8):\n"
+        "    e = packaged_onnx_embedder(name, int8=name == PACKAGED_INT8)\n"
+        "    v = e.embed_query('Which animal barked at the mailman?')\n"
+        "    print(e.graph.name, v.shape[0], round(float(v @ v), 4))\n"
+    )
+    env = {**os.environ, "KNOWNOTE_MODEL_CACHE": str(tmp_path)}
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True,
+        timeout=300,
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr[-2000:]
+    lines = [line.split() for line in out.stdout.splitlines()]
+    assert lines[0][0].endswith("-fp32.onnx") and lines[1][0].endswith("-int8-2.onnx")
+    assert all(line[1:] == ["384", "1.0"] for line in lines)
+    # The fp32 graph written here is the suite's: the same vectors as sentence-transformers.
+    made = OnnxEmbedder(PACKAGED_MODEL, fp32.model_folder, tmp_path / lines[0][0])
+    texts = corpus_passages(per_set=5)
+    assert np.allclose(made.embed_passages(texts), fp32.embed_passages(texts), atol=1e-5)
+
+
+def test_another_model_without_sentence_transformers_says_what_to_install(tmp_path):
+    code = WITHOUT_TORCH + (
+        "from knownote.errors import ModelError\n"
+        "from knownote.index.embed import SentenceTransformerEmbedder\n"
+        "try:\n"
+        "    SentenceTransformerEmbedder('intfloat/e5-base').embed_query('x')\n"
+        "except ModelError as e:\n"
+        "    print(e)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, env=os.environ.copy(), capture_output=True,
+        text=True, timeout=120,
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "sentence-transformers" in out.stdout and "pip install" in out.stdout
