@@ -11,7 +11,7 @@ ensure_uv() {
     local want
     want="$(grep -m1 -o '^uv==[^ ]*' "$lock")"
     if [ "$("$venv/bin/uv" --version 2>/dev/null | awk '{print "uv==" $2}')" != "$want" ]; then
-        "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-deps \
+        "$venv/bin/python" -m pip install -qq --disable-pip-version-check --no-deps \
             --require-hashes -r "$lock"
     fi
 }
