@@ -65,8 +65,10 @@ def short_keys(weights: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
         middle = ".".join(parts[:-1])
         if end is None:
             continue
-        if parts[0] == "embeddings" and middle.removeprefix("embeddings.") in _EMBEDDING_PARTS:
-            found[f"emb.{_EMBEDDING_PARTS[middle.removeprefix('embeddings.')]}.{end}"] = array
+        if parts[0] == "embeddings":
+            part = _EMBEDDING_PARTS.get(middle.removeprefix("embeddings."))
+            if part:
+                found[f"emb.{part}.{end}"] = array
         elif parts[:2] == ["encoder", "layer"]:
             part = ".".join(parts[3:-1])
             if part in _LAYER_PARTS:
