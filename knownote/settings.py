@@ -141,10 +141,11 @@ class Settings:
         default_factory=lambda: os.environ.get("KNOWNOTE_EMBEDDING_BACKEND") or "auto",
         metadata={
             "help": f"How the packaged model ({PACKAGED_MODEL}) runs: auto (ONNX Runtime on the "
-            "CPU, sentence-transformers when an NVIDIA GPU is visible), onnx, or torch "
-            "(sentence-transformers, on a GPU when torch sees one). Other models always use "
-            f"sentence-transformers, {PACKAGED_INT8} always ONNX Runtime "
-            "(env KNOWNOTE_EMBEDDING_BACKEND)."
+            "CPU, sentence-transformers when an NVIDIA GPU is visible and it is installed), "
+            "onnx, or torch (sentence-transformers, on a GPU when torch sees one). Other models "
+            f"always use sentence-transformers, {PACKAGED_INT8} always ONNX Runtime. "
+            "sentence-transformers and torch are the `sentence-transformers` extra, not part of "
+            "the app's install (env KNOWNOTE_EMBEDDING_BACKEND)."
         },
     )
     model_cache: Path = field(
