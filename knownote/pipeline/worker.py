@@ -37,6 +37,19 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
+# How long a job that failed with a RuntimeError waits to learn whether the app is stopping.
+STOPPING_WAIT = 10.0
+
+
+def app_stopping(error: Exception) -> bool:
+    """Whether `error` came from the app stopping. Thread pools refuse new work (a RuntimeError)
+    as soon as threading's exit hooks run, a moment before the main thread counts as stopped:
+    after such an error, that moment is waited out."""
+    main = threading.main_thread()
+    if isinstance(error, RuntimeError) and main is not threading.current_thread():
+        main.join(timeout=STOPPING_WAIT)
+    return not main.is_alive()
+
 
 IDLE_WAIT = 2.0  # seconds between looks at the queue when nobody wakes the worker
 
@@ -208,7 +221,7 @@ class ImportWorker:
         try:
             self._run(job)
         except Exception as e:
-            if not threading.main_thread().is_alive():
+            if app_stopping(e):
                 # The app is stopping: its thread pools refuse work before atexit stops this
                 # worker. The job stays unfinished, as a stop leaves it, to resume at the start.
                 log.warning("import job %s stopped as the app stops (%s)", job.id, e)

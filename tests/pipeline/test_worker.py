@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import time
+from pathlib import Path
 
 import pytest
 
+import knownote.pipeline.worker
 from knownote.notebooks import delete_notebook
-from knownote.pipeline.worker import ImportWorker
+from knownote.pipeline.worker import ImportWorker, app_stopping
 from knownote.store.db import Store
 from knownote.store.jobs import (
     CANCELLED,
@@ -294,3 +298,39 @@ def test_cards_a_model_writes_in_the_queue_say_how_many_were_kept(worker, store,
     done = worker.queue.job(job.id)
     assert done.filename == "Making study cards with llama3.2" and done.status == IMPORTED
     assert done.warnings == ("llama3.2 wrote 1 card; 1 kept after the support check",)
+
+
+# A job thread that meets a thread pool closed by the app's stopping: the pool refuses work as
+# soon as threading's exit hooks run, a moment before the main thread counts as stopped.
+STOPPING = """
+import concurrent.futures, threading, time
+from knownote.pipeline.worker import app_stopping
+
+pool = concurrent.futures.ThreadPoolExecutor(1)
+
+def job():
+    while True:
+        try:
+            pool.submit(time.sleep, 0.001).result()
+        except RuntimeError as e:
+            print("stopping" if app_stopping(e) else "a bug", flush=True)
+            return
+
+threading.Thread(target=job).start()
+time.sleep(0.2)
+"""
+
+
+def test_a_pool_closed_by_the_app_stopping_leaves_the_job_to_resume():
+    root = Path(__file__).resolve().parents[2]
+    for _ in range(3):
+        done = subprocess.run(
+            [sys.executable, "-c", STOPPING], cwd=root, capture_output=True, text=True, timeout=60
+        )
+        assert done.stdout.split() == ["stopping"], done.stderr[-2000:]
+
+
+def test_an_error_while_the_app_runs_is_a_failure(monkeypatch):
+    monkeypatch.setattr(knownote.pipeline.worker, "STOPPING_WAIT", 0.05)
+    assert not app_stopping(RuntimeError("a bug"))
+    assert not app_stopping(ValueError("another"))
