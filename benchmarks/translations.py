@@ -1,15 +1,19 @@
 """Cross-language search with a real small model translating the question: the question alone,
-the model's replies fused as they come (before replies that are no translation were left out), the
-product (`prompts.translate_question`: only replies in the language asked for, fused with the
+the model's replies fused as they come, the replies in the language asked for fused (the product
+until 2026-12-06: `prompts.in_language`), the product (`prompts.translate_question`: only replies
+in the language asked for and shaped like a translation, `prompts.translation_in`, fused with the
 question by `followup.search_queries`) and a human translation fused (what a perfect translator
 would add). Hybrid recall@5 and MRR@10, and how many questions rank their gold passage higher /
 lower than the question alone.
 
 The sets: German, Spanish and Russian questions over English contexts, English questions over
-German contexts (../shared/corpus/qa_cross), and xquad.en as a control (every source is English,
-so nothing is translated and nothing may change). Each set's contexts of questions 401+ are
-imported into a scratch notebook with their languages stored as the import pipeline stores them;
-the first 400 questions are held out for tuning the fusion weights. A sample of the questions
+German contexts (../shared/corpus/qa_cross), the same German, Spanish and Russian questions over
+mixed notebooks (../shared/corpus/qa_mixed: their English contexts beside English and
+German/Spanish/Russian distractor articles that hold no question), and xquad.en as a control
+(every source is English, so nothing is translated and nothing may change). Each set's contexts
+of questions 401+, and every distractor, are imported into a scratch notebook with their
+languages read as the import pipeline reads them; the first 400 questions are held out for
+tuning the fusion weights. A sample of the questions
 spread over the rest is asked, translated into the languages the app would ask for
 (`ask.other_languages`) through the real prompt. Needs an OpenAI-compatible server, e.g.
 llama-cpp-python's:
@@ -21,7 +25,10 @@ SmolLM2-135M-Instruct.Q4_1.gguf --model_alias smollm2 --n_ctx 4096 --n_threads 1
 benchmarks/translations.py --questions 100 --skip 400 --model openai:smollm2 --cache /tmp/t.json
 
 `--cache FILE` keeps the model's replies (and their times), so a second run scores again without
-asking the model; `--show N` prints the first N replies of each set.
+asking the model; `--show N` prints the first N replies of each set. For tuning, `--held-out`
+asks questions among the first 400 instead (their contexts and the distractors make the
+notebook) and `--weights W ...` scores the product and the human translation with other
+translation weights as well.
 """
 
 from __future__ import annotations
@@ -31,16 +38,22 @@ import json
 import os
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from knownote.answer.ask import other_languages
-from knownote.answer.prompts import MAX_TRANSLATIONS, TRANSLATE_PROMPT, translation_in
+from knownote.answer.prompts import (
+    MAX_TRANSLATIONS,
+    TRANSLATE_PROMPT,
+    in_language,
+    translation_in,
+)
 from knownote.answer.servers import connect
 from knownote.index.embedders import get_embedder
-from knownote.index.language import document_languages, language_name
+from knownote.index.language import language_name
 from knownote.measure.retrieval import ScratchIndex, load_squad
 from knownote.search.followup import TRANSLATION_WEIGHT, fuse_hits, search_queries
 from knownote.search.retrieve import search
@@ -53,11 +66,15 @@ SETS = {
     "es→en": ("qa_cross/xquad.es-q.en-ctx.json", "qa_en/xquad.en.json"),
     "ru→en": ("qa_cross/xquad.ru-q.en-ctx.json", "qa_en/xquad.en.json"),
     "en→de": ("qa_cross/xquad.en-q.de-ctx.json", "qa_xx/xquad.de.json"),
+    "de+en mixed": ("qa_mixed/xquad.de-q.en-ctx.mixed.json", "qa_en/xquad.en.json"),
+    "es+en mixed": ("qa_mixed/xquad.es-q.en-ctx.mixed.json", "qa_en/xquad.en.json"),
+    "ru+en mixed": ("qa_mixed/xquad.ru-q.en-ctx.mixed.json", "qa_en/xquad.en.json"),
     "en (control)": ("qa_en/xquad.en.json", None),
 }
 ROWS = (
     "question alone",
     "every reply fused",
+    "replies in the language fused",
     "product (translations only)",
     "human translation fused",
 )
@@ -83,7 +100,7 @@ def rank_of(hits, spans, document_id, start, end) -> int | None:
     return None
 
 
-def score(index: ScratchIndex, embedder, q, replies: list[str], kept: list[str], human):
+def score(index: ScratchIndex, embedder, q, replies, languaged, kept, human, weights=()):
     """The gold passage's rank (None: not in the top K) in every way of searching compared."""
     store, notebook_id = index.store, index.scope.notebook_id
     gold = (index.document_ids[q.context], q.start, q.end)
@@ -94,10 +111,10 @@ def score(index: ScratchIndex, embedder, q, replies: list[str], kept: list[str],
     own = ranked(q.text)
     alone = rank_of(own, index.spans, *gold)
 
-    def fused(extra: list[str]) -> int | None:
+    def fused(extra: list[str], weight: float = TRANSLATION_WEIGHT) -> int | None:
         if not extra:
             return alone
-        hits = fuse_hits([own, *map(ranked, extra)], K, [1.0] + [TRANSLATION_WEIGHT] * len(extra))
+        hits = fuse_hits([own, *map(ranked, extra)], K, [1.0] + [weight] * len(extra))
         return rank_of(hits, index.spans, *gold)
 
     product = search_queries(
@@ -107,8 +124,13 @@ def score(index: ScratchIndex, embedder, q, replies: list[str], kept: list[str],
     return {
         "question alone": alone,
         "every reply fused": fused(replies),
+        "replies in the language fused": fused(languaged),
         "product (translations only)": rank_of(product.hits, index.spans, *gold),
         "human translation fused": fused([human] if human else []),
+    } | {
+        f"{row}, weight {w:g}": fused(extra, w)
+        for row, extra in (("product", kept), ("human", [human] if human else []))
+        for w in weights
     }
 
 
@@ -148,6 +170,12 @@ def main() -> int:
     parser.add_argument("--model", default="openai:smollm2")
     parser.add_argument("--cache", type=Path, help="JSON file keeping the model's translations")
     parser.add_argument("--show", type=int, default=0, help="print the first N translations")
+    parser.add_argument(
+        "--held-out", action="store_true", help="ask among the first --skip questions (tuning)"
+    )
+    parser.add_argument(
+        "--weights", nargs="*", type=float, default=[], help="more translation weights to score"
+    )
     args = parser.parse_args()
     settings = Settings()
     cache: dict[str, dict] = {}
@@ -158,26 +186,30 @@ def main() -> int:
     started = time.monotonic()
     for name in args.sets:
         path, parallel = SETS[name]
-        data = load_squad(CORPUS / path, skip=args.skip)
+        if args.held_out:
+            data = load_squad(CORPUS / path, max_questions=args.skip)
+        else:
+            data = load_squad(CORPUS / path, skip=args.skip)
         step = max(1, len(data.questions) // args.questions)
         asked = data.questions[::step][: args.questions]
         ids = question_ids(CORPUS / path)
         reference = {}
         if parallel:
             reference = {i: q for q, i in question_ids(CORPUS / parallel).items()}
+        distractors = len(data.contexts) - len({q.context for q in data.questions})
         with ScratchIndex(data, embedder) as index:
             store, notebook_id = index.store, index.scope.notebook_id
-            for c, document_id in enumerate(index.document_ids):
-                # What pipeline/ingest stores; import_text leaves languages unread (None).
-                store.set_languages(document_id, document_languages(data.contexts[c].text))
             languages = store.notebook_languages(notebook_id)
-            tallies = {key: Tally() for key in ROWS}
+            targets: Counter[str] = Counter()
+            extra = [f"{row}, weight {w:g}" for row in ("product", "human") for w in args.weights]
+            tallies = {key: Tally() for key in (*ROWS, *extra)}
             seconds: list[float] = []
             replied = kept_count = 0
             shown = 0
             for q in asked:
-                replies, kept = [], []  # one model call per language, as in the app
+                replies, languaged, kept = [], [], []  # one model call per language, as the app
                 for code in other_languages(store, notebook_id, q.text)[:MAX_TRANSLATIONS]:
+                    targets[code] += 1
                     key = f"{args.model}\t{language_name(code)}\t{q.text}"
                     if key not in cache:
                         if servers is None:
@@ -198,6 +230,8 @@ def main() -> int:
                     reply = cache[key]["text"] or ""
                     if reply.strip():
                         replies.append(reply.strip().splitlines()[0])
+                    if (text := in_language(reply, q.text, code)) is not None:
+                        languaged.append(text)  # the product's rule before 2026-12-06
                     if (text := translation_in(reply, q.text, code)) is not None:
                         kept.append(text)
                 replied += len(replies)
@@ -206,14 +240,15 @@ def main() -> int:
                     shown += 1
                     print(f"    {q.text!r} -> {replies!r} kept {kept!r}")
                 human = reference.get(ids.get(q.text, "")) if replies else None
-                scored = score(index, embedder, q, replies, kept, human)
+                scored = score(index, embedder, q, replies, languaged, kept, human, args.weights)
                 for key, rank in scored.items():
                     tallies[key].add(rank, scored["question alone"])
             per = sum(seconds) / len(seconds) if seconds else 0.0
             print(
-                f"{name}: {len(asked)} of {len(data.questions)} questions, {index.passages} "
-                f"passages, notebook languages {languages}; {replied} replies, {kept_count} kept "
-                f"as translations; {per:.1f} s per model call",
+                f"{name}: {len(asked)} of {len(data.questions)} questions, {len(data.contexts)} "
+                f"contexts ({distractors} distractors), {index.passages} passages, notebook "
+                f"languages {languages}, translated into {dict(targets)}; {replied} replies, "
+                f"{kept_count} kept as translations; {per:.1f} s per model call",
                 flush=True,
             )
             print(f"  {'':<34}{'R@5':>7}{'MRR@10':>8}{'better':>7}{'worse':>6}{'+top5':>7}"

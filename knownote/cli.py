@@ -146,6 +146,8 @@ def describe_import(result: dict) -> str:
 
 
 def cmd_notebooks(args: argparse.Namespace, store: Store, settings: Settings) -> int:
+    from knownote.index.language import language_name
+
     notebooks = store.notebooks()
     if args.json:
         emit_json(
@@ -157,6 +159,8 @@ def cmd_notebooks(args: argparse.Namespace, store: Store, settings: Settings) ->
                     "passages": n.passages,
                     "embedding_model": n.embedding_model,
                     "embedding_dim": n.embedding_dim,
+                    # passages per language, the most first; two or more held: searched fairly
+                    "languages": store.passage_languages(n.id),
                 }
                 for n in notebooks
             ]
@@ -165,7 +169,11 @@ def cmd_notebooks(args: argparse.Namespace, store: Store, settings: Settings) ->
         print("No notebooks yet. Create one with: knownote import NOTEBOOK FILE...")
     else:
         for n in notebooks:
-            print(f"{n.id:>4}  {n.name}  ({n.documents} documents, {n.passages} passages)")
+            held = store.passage_languages(n.id)
+            languages = f"; {', '.join(language_name(c) for c in held)}" if held else ""
+            print(
+                f"{n.id:>4}  {n.name}  ({n.documents} documents, {n.passages} passages{languages})"
+            )
     return 0
 
 
@@ -661,7 +669,7 @@ def cmd_eval_answers(args: argparse.Namespace, store: Store | None, settings: Se
     from knownote.measure.answers import evaluate_answers
     from knownote.measure.retrieval import load_squad, stderr_progress
 
-    dataset = load_squad(args.dataset, args.max_questions)
+    dataset = load_squad(args.dataset, args.max_questions, skip=args.skip)
     client, model = None, None
     if not args.quoted:
         client, models, status = connect(settings)
@@ -687,7 +695,9 @@ def cmd_eval_answers(args: argparse.Namespace, store: Store | None, settings: Se
         return 0
     print(
         f"{args.dataset.name}: {report.questions} questions, k={report.k}, answers by "
-        f"{report.model}" + (f", {report.skipped} questions skipped" if report.skipped else "")
+        f"{report.model}"
+        + (f", first {args.skip} questions left out" if args.skip else "")
+        + (f", {report.skipped} questions skipped" if report.skipped else "")
     )
     for name, value in report.figures.items():
         shown = "n/a" if value is None else f"{value:.3f}"
@@ -962,6 +972,9 @@ def build_parser() -> argparse.ArgumentParser:
     which.add_argument("--quoted", action="store_true", help="measure the quoted answers")
     p.add_argument("-k", type=int, default=8, help="passages put in front of the model")
     p.add_argument("--max-questions", type=int, help="only the first N questions")
+    p.add_argument(
+        "--skip", type=int, default=0, help="leave out the first N questions (a held-out part)"
+    )
     p.add_argument("--json", action="store_true")
     p.set_defaults(run=cmd_eval_answers, needs_store=False)
 

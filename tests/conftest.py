@@ -44,19 +44,23 @@ def corpus_file(relative: str) -> Path:
     return path
 
 
-def store_vectors(store: Store, notebook_id: int, vectors: np.ndarray) -> list[int]:
-    """A document of one 10-character passage per vector, stored as given; its passage ids."""
+def store_vectors(
+    store: Store, notebook_id: int, vectors: np.ndarray, language: str | None = None
+) -> list[int]:
+    """A document of one 10-character passage per vector, stored as given (its passages in
+    `language`); its passage ids."""
     n = len(vectors)
     document_id = store.add_document(
         notebook_id=notebook_id,
         title="random",
         filename="random",
         kind="text",
-        sha256="r",
+        sha256=f"r{language or ''}",
         text="x" * (10 * n),
         pages=[],
         vectors=vectors,
         passages=[NewPassage(10 * i, 10 * i + 10, None, None, {"x": 1}) for i in range(n)],
+        languages=None if language is None else [language],
     )
     return [p.id for p in store.passages(document_id)]
 

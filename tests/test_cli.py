@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 
 from knownote.cli import main
+from knownote.index.centring import held_languages
 from tests.conftest import corpus_file
 from tests.pipeline.test_worker import typed_pdf
 
@@ -63,6 +64,17 @@ def test_notebooks_lists_counts(capsys, db):
     [notebook] = json.loads(out)
     assert code == 0 and notebook["name"] == "Books" and notebook["documents"] == 1
     assert notebook["passages"] >= 1
+
+
+def test_notebooks_name_the_languages_of_a_notebook_s_passages(capsys, db):
+    english = corpus_file("docs/web_text/md_wikipedia_gravity_hill.md")
+    chinese = corpus_file("docs/web_text/md_zh_distributed_training_notes.md")
+    run(capsys, "--db", db, "import", "Mixed", english, chinese)
+    _, out, _ = run(capsys, "--db", db, "notebooks", "--json")
+    languages = json.loads(out)[0]["languages"]
+    assert set(held_languages(languages)) == {"en", "zh"}
+    _, out, _ = run(capsys, "--db", db, "notebooks")
+    assert "English, Chinese" in out or "Chinese, English" in out
 
 
 def test_show_json_gives_text_pages_and_exact_passages(capsys, db):

@@ -34,10 +34,11 @@ from knownote.answer.quotes import extractive_answer
 from knownote.answer.repetition import RepetitionCut
 from knownote.answer.support import support_spans
 from knownote.errors import KnowNoteError, ModelError, StreamInterrupted
+from knownote.index.centring import LanguageMeans
 from knownote.index.embed import Embedder
 from knownote.index.language import NAMES, language_of
 from knownote.search.followup import queries_for, search_queries
-from knownote.search.retrieve import Hit
+from knownote.search.retrieve import Hit, language_means
 from knownote.settings import Settings
 from knownote.store.db import Store
 
@@ -83,6 +84,14 @@ def _document_texts(store: Store, hits: Sequence[Hit]) -> dict[int, str]:
         with contextlib.suppress(KnowNoteError):
             texts[document_id] = store.document_text(document_id)
     return texts
+
+
+def _language_means(store: Store, notebook_id: int) -> LanguageMeans | None:
+    """The notebook's language means, as its searches centre scores; None when unreadable."""
+    try:
+        return language_means(store, notebook_id)
+    except KnowNoteError:
+        return None
 
 
 def ask(
@@ -177,7 +186,10 @@ def ask(
             return _written(record, llm, model, question, passages, history[-HISTORY_TURNS:])
         except ModelError as e:  # failed before saying anything: quote the sources instead
             notice = f"{e} {QUOTED_INSTEAD}"
-    text, cited = extractive_answer(embedder, queries[-1], hits, _document_texts(store, hits))
+    means = _language_means(store, notebook_id)
+    text, cited = extractive_answer(
+        embedder, queries[-1], hits, _document_texts(store, hits), means
+    )
     answer = record.save(
         text, _mark_cited(passages, cited), model=None, extractive=True, notice=notice
     )

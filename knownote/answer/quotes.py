@@ -1,5 +1,16 @@
 """The answer without a model: the sentences of the passages most relevant to the question,
-each followed by its [n], quoted as they stand (cut sentences marked with "…")."""
+each followed by its [n], quoted as they stand (cut sentences marked with "…").
+
+The sentence that scores best leads, so the first thing a reader sees is most likely the answer;
+the rest follow passage by passage. In a notebook of several languages a multilingual model
+scores any sentence in the question's own language higher than a better one in another, so
+there each sentence's vector is centred on its passage's language mean and the question's on
+its own (knownote.index.centring), as retrieval does: on held-out German questions over English
+answers beside German sources, the best sentence held the answer for 0.53 of them with plain
+cosines, 0.64 centred, 0.70 with the weights below (docs/benchmarks.md). A sentence in another
+language than the question is preceded by its language's name, "(English)", so a reader knows
+why it is there.
+"""
 
 from __future__ import annotations
 
@@ -12,7 +23,9 @@ import numpy as np
 
 from knownote.answer.cite import strip_marks
 from knownote.errors import EmbeddingUnavailable
+from knownote.index.centring import LanguageMeans
 from knownote.index.embed import Embedder
+from knownote.index.language import language_name, language_of, question_language
 from knownote.index.tokenize import tokenize
 from knownote.search.retrieve import Hit
 
@@ -22,6 +35,23 @@ MAX_QUOTE_CHARS = 1500
 MAX_CANDIDATES = 60  # sentences embedded per extractive answer
 KEYWORD_WEIGHT = 0.3  # keyword overlap (0..1) added to the cosine similarity
 RANK_PENALTY = 0.02  # per place a passage is below the top one
+# In a notebook of several languages, scored by centred cosines, shared words count only for
+# sentences in the question's language, and less: counted for all, the question's grammar words
+# ("die", "welchem") lift every sentence of a source in its language, the very bias centring
+# removes; not counted at all, a question asked in its answer's language loses what its words
+# tell. Passage rank counts less too.
+MIXED_KEYWORD_WEIGHT = 0.15
+MIXED_RANK_PENALTY = 0.01
+# Across languages cosines are flat, and a sentence close to all its neighbours (one that sums up
+# the topic) outscores the one that answers: the hubness of cross-lingual retrieval (CSLS, Conneau
+# et al. 2018). There each sentence loses HUB_WEIGHT times its mean cosine with its closest
+# HUB_NEIGHBOURS candidates. Within one language words carry the specifics: no change there, so
+# not used.
+# The mixed weights were chosen on held-out questions (101-632 of the German, Russian and Spanish
+# mixed sets; 101-300 of the German one asked in English): first quote 0.693 with the weights of
+# one language, 0.699 with the two above, 0.718 with hubness too (docs/benchmarks.md).
+HUB_WEIGHT = 0.4
+HUB_NEIGHBOURS = 5
 
 _ENDERS = ".!?…。！？｡．"
 _CLOSERS = "\"'”’»)\\]}」』）》〉】〕"
@@ -39,6 +69,8 @@ _MD_IMAGE = re.compile(r"!\[[^\]\n]*\]\([^)\s]*\)")
 _MD_LINK = re.compile(r"\[([^\]\n]*)\]\([^)\s]*\)")
 _WHOLLY_QUOTED = re.compile(r"[\"“«「『].*[\"”»」』][.。]?$")
 _BULLET = re.compile(r"^(?:[-*•·▪]|\d+[.)])\s+")
+# What precedes a quote from a source in another language than the question: "(English) ".
+LANGUAGE_MARK = re.compile(r"^\((\w+)\) ")
 
 
 @dataclass(frozen=True)
@@ -49,6 +81,7 @@ class _Sentence:
     cut_before: bool
     cut_after: bool
     penalty: float  # cut by a passage boundary, a question, a lead-in to a list
+    language: str | None = None  # its passage's language
 
 
 def sentence_spans(text: str) -> list[tuple[int, int]]:
@@ -126,7 +159,7 @@ def _sentences(hits: Sequence[Hit], documents: dict[int, str]) -> list[_Sentence
                 + 0.25 * (last in "?？:：")  # a question or a list's lead-in answers nothing
                 + 0.15 * bool(_WHOLLY_QUOTED.match(shown))  # a title in a reference list
             )
-            found.append(_Sentence(rank, a, shown, cut_before, cut_after, penalty))
+            found.append(_Sentence(rank, a, shown, cut_before, cut_after, penalty, hit.language))
     return found
 
 
@@ -168,15 +201,82 @@ def _choose(sentences: list[_Sentence], scores: np.ndarray) -> list[_Sentence]:
     return [sentences[i] for i in chosen]
 
 
+def _similarity(
+    embedder: Embedder, query: str, candidates: Sequence[_Sentence], means: LanguageMeans | None
+) -> tuple[np.ndarray, np.ndarray]:
+    """Each sentence's cosine with the query, and its hubness (0 unless centred): in a notebook
+    of several languages, cosines of vectors centred per language, and the mean cosine of each
+    sentence with its HUB_NEIGHBOURS closest candidates."""
+    vectors = embedder.embed_passages([s.text for s in candidates])
+    question = embedder.embed_query(query)
+    if means is None or not means.mixed or means.means.shape[1] != vectors.shape[1]:
+        return vectors @ question, np.zeros(len(candidates))
+    rows = means.rows([s.language for s in candidates])
+    vectors = np.asarray(vectors, np.float32)
+    similarity = means.scores(vectors, rows, means.query(question, query))
+    centred = vectors - means.means[rows]
+    centred /= np.maximum(np.linalg.norm(centred, axis=1, keepdims=True), 1e-6)
+    near = centred @ centred.T
+    np.fill_diagonal(near, -np.inf)
+    k = min(HUB_NEIGHBOURS, len(candidates) - 1)
+    hubness = np.sort(near, axis=1)[:, -k:].mean(axis=1) if k > 0 else np.zeros(len(candidates))
+    return similarity, hubness
+
+
+def question_language_among(
+    query: str, hits: Sequence[Hit], means: LanguageMeans | None = None
+) -> str | None:
+    """The question's language: of the notebook's and the passages' languages, the one it reads
+    as, else the one it reads as at all (a German question over English sources); None when it
+    cannot be told."""
+    held = {h.language for h in hits if h.language}
+    if means is not None:
+        held |= set(means.held)
+    return question_language(query, sorted(held)) or language_of(query)
+
+
+def _arranged(chosen: Sequence[_Sentence]) -> list[list[_Sentence]]:
+    """Paragraphs of the chosen sentences (best first): the best leads, followed by the other
+    sentences of its passage in reading order; then each other passage's sentences in reading
+    order, the passage of the better sentence first."""
+    by_passage: dict[int, list[_Sentence]] = {}
+    for s in chosen:
+        by_passage.setdefault(s.rank, []).append(s)
+    paragraphs = []
+    for i, sentences in enumerate(by_passage.values()):
+        if i == 0:
+            lead, rest = sentences[0], sentences[1:]
+            paragraphs.append([lead, *sorted(rest, key=lambda s: s.position)])
+        else:
+            paragraphs.append(sorted(sentences, key=lambda s: s.position))
+    return paragraphs
+
+
+def _quoted(s: _Sentence, asked: str | None) -> str:
+    quote = ("…" if s.cut_before else "") + s.text + ("…" if s.cut_after else "")
+    if asked is not None and s.language is not None and s.language != asked:
+        # Before the sentence, not after its mark: what follows a mark starts the next sentence
+        # where answers are split (support spans, knownote.answer.support).
+        quote = f"({language_name(s.language)}) {quote}"
+    return f"{quote} [{s.rank + 1}]"
+
+
 def extractive_answer(
-    embedder: Embedder, query: str, hits: Sequence[Hit], documents: dict[int, str] | None = None
+    embedder: Embedder,
+    query: str,
+    hits: Sequence[Hit],
+    documents: dict[int, str] | None = None,
+    means: LanguageMeans | None = None,
 ) -> tuple[str, set[int]]:
     """Quote the sentences of `hits` most relevant to `query`, each followed by its [n].
 
     Sentences are scored by embedding similarity to the query plus keyword overlap, with a small
     preference for higher-ranked passages; 3 to 5 are kept (no near-duplicates from overlapping
-    passages) and shown in passage order, then in reading order. `documents` (id -> text) lets
-    the quote mark sentences cut by a passage boundary with "…".
+    passages). The best leads, then the rest of its passage, then the other passages' (see
+    `_arranged`). `documents` (id -> text) lets the quote mark sentences cut by a passage
+    boundary with "…". With the notebook's language `means` (knownote.search.retrieve.
+    language_means), sentences of different languages are scored on the same footing; a sentence
+    in another language than the question is marked with its language's name.
 
     Returns:
         The text and the set of passage numbers it cites.
@@ -187,22 +287,25 @@ def extractive_answer(
     if not candidates:
         first = display_text(hits[0].text)
         short = first if len(first) <= 300 else first[:299].rstrip() + "…"
-        return f"{short} [1]", {1}
+        whole = _Sentence(0, 0, short, False, False, 0.0, hits[0].language)
+        return _quoted(whole, question_language_among(query, hits, means)), {1}
+    mixed = means is not None and means.mixed
     try:
-        vectors = embedder.embed_passages([s.text for s in candidates])
-        similarity = vectors @ embedder.embed_query(query)
+        similarity, hubness = _similarity(embedder, query, candidates, means)
     except EmbeddingUnavailable:  # the notebook's embedding server is down: keywords alone
-        similarity = np.zeros(len(candidates))
-    penalty = np.array([RANK_PENALTY * s.rank + s.penalty for s in candidates])
-    scores = similarity + KEYWORD_WEIGHT * _overlap_scores(query, candidates) - penalty
-    chosen = sorted(_choose(candidates, scores), key=lambda s: (s.rank, s.position))
-    paragraphs: list[list[str]] = []
-    last_rank = None
-    for s in chosen:
-        quote = ("…" if s.cut_before else "") + s.text + ("…" if s.cut_after else "")
-        if s.rank != last_rank:
-            paragraphs.append([])
-            last_rank = s.rank
-        paragraphs[-1].append(f"{quote} [{s.rank + 1}]")
-    text = "\n\n".join(" ".join(p) for p in paragraphs)
+        similarity = hubness = np.zeros(len(candidates))
+        mixed = False
+    keywords, per_rank = (
+        (MIXED_KEYWORD_WEIGHT, MIXED_RANK_PENALTY) if mixed else (KEYWORD_WEIGHT, RANK_PENALTY)
+    )
+    asked = question_language_among(query, hits, means)
+    overlap = _overlap_scores(query, candidates)
+    if mixed:
+        overlap *= np.array([s.language == asked for s in candidates])
+    penalty = np.array([per_rank * s.rank + s.penalty for s in candidates])
+    scores = similarity + keywords * overlap - penalty - HUB_WEIGHT * hubness
+    chosen = _choose(candidates, scores)
+    text = "\n\n".join(
+        " ".join(_quoted(s, asked) for s in paragraph) for paragraph in _arranged(chosen)
+    )
     return text, {s.rank + 1 for s in chosen}

@@ -9,6 +9,7 @@ is read whole. Text with too few letters (tables of figures, a code listing) has
 from __future__ import annotations
 
 import functools
+import math
 from collections import Counter
 from collections.abc import Sequence
 
@@ -100,3 +101,36 @@ def document_languages(text: str) -> tuple[str, ...]:
     return tuple(
         code for i, (code, n) in enumerate(read.most_common()) if i == 0 or n >= MIN_SHARE * total
     )
+
+
+def passage_languages(
+    text: str, spans: Sequence[tuple[int, int]], languages: Sequence[str] | None
+) -> list[str | None]:
+    """The language of each passage `text[start:end]` of a document in `languages` (its
+    `document_languages`): the main one, or for a document in several, the one each passage
+    reads most like among them. None for all when the document has no language."""
+    if not languages:
+        return [None] * len(spans)
+    if len(languages) == 1:
+        return [languages[0]] * len(spans)
+    return [language_among(text[a:b], languages) or languages[0] for a, b in spans]
+
+
+# A question reads as a language of the notebook unless that language's posterior is below
+# this: py3langid is sure of a German question being German (English ~1e-9), and unsure
+# enough of an English one it reads as French (English ~0.01).
+HELD_POSTERIOR = 1e-3
+
+
+def question_language(text: str, held: Sequence[str]) -> str | None:
+    """Of the notebook's languages `held`, the one the question is in; None when it reads as
+    none of them (a German question over English and Chinese sources) or has hardly any
+    letters."""
+    if _letters(text) < MIN_QUESTION_LETTERS or not held:
+        return None
+    ranked = _identifier().rank(text)  # log-probabilities, best first
+    top = ranked[0][1]
+    for label, score in ranked:
+        if (code := _SAME.get(label, label)) in held:
+            return code if math.exp(score - top) >= HELD_POSTERIOR else None
+    return None

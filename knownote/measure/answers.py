@@ -7,6 +7,8 @@ quoted-passages answer). Figures, over all questions:
 - exact match and token F1 against the best gold answer, SQuAD-style (lower case, punctuation
   and English articles removed); CJK text is compared character by character
 - contains: the answer contains a gold answer
+- first quote holds the answer: a quoted answer's first sentence (up to its first [n]) contains a
+  gold answer; what a reader sees first (quoted answers only)
 - citation precision: cited passages that contain a gold answer; citation recall: questions
   whose gold passage (the one holding the first gold answer's span) is among the cited
 - answers with no mark, answers with marks out of range, refusals ("the passages do not say"),
@@ -29,7 +31,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from knownote.answer.ask import ask
-from knownote.answer.cite import Answer, strip_marks
+from knownote.answer.cite import MARK, Answer, strip_marks
+from knownote.answer.quotes import LANGUAGE_MARK
 from knownote.answer.servers import AnswerServers
 from knownote.index.embed import Embedder
 from knownote.measure.retrieval import Dataset, Question, import_text
@@ -86,11 +89,19 @@ def contains(answer: str, golds: tuple[str, ...]) -> bool:
     return any(normalize(g) and normalize(g) in said for g in golds)
 
 
+def first_quote(text: str) -> str:
+    """The first quoted sentence of a quoted answer: its text up to its first [n] mark, without
+    the name of its language ("(English) ") before it."""
+    mark = MARK.search(text)
+    return LANGUAGE_MARK.sub("", text[: mark.start()] if mark else text, count=1)
+
+
 @dataclass(frozen=True)
 class Scored:
     em: float
     f1: float
     contains: bool
+    first_quote: bool | None  # None: not a quoted answer
     cited: int
     cited_with_gold: int
     gold_cited: bool
@@ -128,6 +139,7 @@ def score(
         em=exact_match(answer.text, golds),
         f1=token_f1(answer.text, golds),
         contains=contains(answer.text, golds),
+        first_quote=contains(first_quote(answer.text), golds) if answer.extractive else None,
         cited=len(cited),
         cited_with_gold=sum(holds_gold(p.text) for p in cited),
         gold_cited=any(is_gold(p) for p in cited),
@@ -174,10 +186,12 @@ def _median(values: list[float | None]) -> float | None:
 def summarize(scored: list[Scored]) -> dict[str, float | None]:
     n = len(scored) or 1
     cited = sum(s.cited for s in scored)
+    quoted = [s.first_quote for s in scored if s.first_quote is not None]
     return {
         "exact_match": round(sum(s.em for s in scored) / n, 4),
         "f1": round(sum(s.f1 for s in scored) / n, 4),
         "contains_gold": _share([s.contains for s in scored]),
+        "first_quote_holds": _share(quoted) if quoted else None,
         "citation_precision": round(sum(s.cited_with_gold for s in scored) / cited, 4)
         if cited
         else None,

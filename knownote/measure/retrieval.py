@@ -19,6 +19,7 @@ from pathlib import Path
 from knownote.errors import KnowNoteError
 from knownote.index.context import CURRENT, IndexRecipe, embedding_texts, index_passages
 from knownote.index.embed import Embedder
+from knownote.index.language import document_languages
 from knownote.index.split import split
 from knownote.search.retrieve import (
     FUSION_DEPTH,
@@ -38,6 +39,8 @@ FUSION_ONLY = {
     "dense_weight_cjk": 1.0,
     "dense_floor": 0.0,
     "coverage_power": 0.0,
+    "mixed_dense_weight": 1.0,
+    "mixed_coverage_power": 0.0,
 }
 # How far (in characters) a recorded answer offset may be from the answer text's real position.
 REANCHOR_WINDOW = 20
@@ -95,7 +98,11 @@ class Report:
 def load_squad(
     path: Path, max_questions: int | None = None, *, skip: int = 0, article: bool = False
 ) -> Dataset:
-    """Read a SQuAD-format file. Only contexts holding a kept question are kept.
+    """Read a SQuAD-format file: its questions and the contexts they are asked over.
+
+    A context the set asks nothing of (`"qas": []`) is kept whatever else is left out: it is the
+    rest of the notebook (the distractors of `qa_mixed/`). A context whose questions were all
+    left out (by `max_questions`, `skip`, or as unusable) is dropped.
 
     A JSQuAD "title [SEP] " prefix becomes a heading line ("title\\n"), so the title stays
     searchable text and answers inside it keep a place; later offsets shift accordingly.
@@ -114,15 +121,17 @@ def load_squad(
     questions: list[Question] = []
     skipped = 0
     for entry in articles:
-        if wanted is not None and len(questions) >= wanted:
-            break
+        full = wanted is not None and len(questions) >= wanted
+        if full and any(p.get("qas") for p in entry.get("paragraphs", [])):
+            continue
         article_title = str(entry.get("title", "")).replace("_", " ").strip()
         parts: list[str] = []
         offset = 0
         kept: list[Question] = []
         for paragraph in entry.get("paragraphs", []):
-            if wanted is not None and len(questions) + len(kept) >= wanted:
-                break
+            asked = bool(paragraph.get("qas"))
+            if asked and wanted is not None and len(questions) + len(kept) >= wanted:
+                continue
             title, text, shift_from, shift = _clean_context(paragraph["context"], article_title)
             if article and parts:
                 offset += 2  # the blank line between paragraphs
@@ -153,17 +162,20 @@ def load_squad(
                 parts.append(text)
                 offset += len(text)
                 kept.extend(here)
-            elif here:
+            elif here or not asked:
                 kept.extend(here)
                 questions.extend(kept)
                 kept = []
                 contexts.append(Context(title, text))
-        if article and kept:
+        unasked = not any(p.get("qas") for p in entry.get("paragraphs", []))
+        if article and parts and (kept or unasked):
             questions.extend(kept)
             contexts.append(Context(article_title or parts[0][:40], "\n\n".join(parts)))
     if skip:
+        asked = {q.context for q in questions}
         questions = questions[skip:]
-        used = sorted({q.context for q in questions})
+        unasked = set(range(len(contexts))) - asked
+        used = sorted({q.context for q in questions} | unasked)
         renumber = {old: new for new, old in enumerate(used)}
         contexts = [contexts[i] for i in used]
         questions = [dataclasses.replace(q, context=renumber[q.context]) for q in questions]
@@ -230,6 +242,7 @@ def import_text(
         split=(size, overlap),
         embedded_as=recipe.embedded_as,
         terms_as=terms_as,
+        languages=document_languages(text),
     )
 
 

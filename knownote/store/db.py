@@ -25,6 +25,7 @@ import pyarrow as pa
 from knownote.errors import DatabaseInUse, DiskFull, KnowNoteError, NotFound
 from knownote.index.codes import insert_codes
 from knownote.index.context import NewPassage
+from knownote.index.language import passage_languages
 from knownote.read.extracted import OcrPage, Page, Timed
 from knownote.read.sections import Heading
 from knownote.store.migrations import Progress, migrate
@@ -395,11 +396,39 @@ class Store:
         kept = [c for c, n in held.items() if c in main or n >= SECOND_LANGUAGE_SHARE * len(rows)]
         return sorted(kept, key=lambda c: (-held[c], c))
 
+    def passage_languages(self, notebook_id: int) -> dict[str, int]:
+        """How many passages of the notebook's enabled sources are in each language, the most
+        first (passages of no language read, such as tables of figures, are not counted)."""
+        rows = self._all(
+            "SELECT p.language, count(*) AS n FROM passages p "
+            "JOIN documents d ON d.id = p.document_id "
+            "WHERE p.notebook_id = ? AND d.enabled AND p.language IS NOT NULL "
+            "GROUP BY ALL ORDER BY n DESC, p.language",
+            [notebook_id],
+        )
+        return {language: int(n) for language, n in rows}
+
     def set_languages(self, document_id: int, languages: Sequence[str]) -> None:
+        """Record the languages of a document imported before they were read, and its
+        passages' (each its own, among them)."""
         with self.transaction() as db:
             db.execute(
                 "UPDATE documents SET languages = ? WHERE id = ?", [list(languages), document_id]
             )
+            rows = db.execute(
+                'SELECT id, start, "end" FROM passages WHERE document_id = ?', [document_id]
+            ).fetchall()
+            if rows:
+                (text,) = db.execute(
+                    "SELECT text FROM documents WHERE id = ?", [document_id]
+                ).fetchone()
+                found = passage_languages(text, [(a, b) for _, a, b in rows], languages)
+                db.execute(
+                    "UPDATE passages SET language = x.language FROM (SELECT "
+                    "unnest(?::BIGINT[]) AS id, unnest(?::VARCHAR[]) AS language) x "
+                    "WHERE passages.id = x.id",
+                    [[row[0] for row in rows], found],
+                )
 
     def document_by_hash(self, notebook_id: int, sha256: str) -> Document | None:
         row = self._one(
@@ -612,7 +641,9 @@ class Store:
                     ],
                 )
             if passages:
-                self._insert_passages(db, notebook_id, document_id, text, passages, vectors, table)
+                self._insert_passages(
+                    db, notebook_id, document_id, text, passages, vectors, table, languages
+                )
             if ocr_pages:
                 db.executemany(
                     "INSERT INTO ocr_pages (document_id, page_no, boxes, lines) "
@@ -655,6 +686,7 @@ class Store:
         passages: Sequence[NewPassage],
         vectors: np.ndarray,
         table: str,
+        languages: Sequence[str] | None,
     ) -> None:
         n = len(passages)
         ids = sorted(
@@ -674,6 +706,10 @@ class Store:
                 "text": pa.array([text[p.start : p.end] for p in passages], pa.string()),
                 "n_terms": pa.array([_n_terms(p) for p in passages], pa.int32()),
                 "section": pa.array([p.section for p in passages], pa.string()),
+                "language": pa.array(
+                    passage_languages(text, [(p.start, p.end) for p in passages], languages),
+                    pa.string(),
+                ),
             }
         )
         db.register("new_passages", passage_rows)

@@ -613,6 +613,18 @@ def m026_mind_maps(db: duckdb.DuckDBPyConnection) -> None:
     )
 
 
+def m027_passage_languages(db: duckdb.DuckDBPyConnection) -> None:
+    # The language of each passage, read at import (index.language.passage_languages): a search
+    # in a notebook of several languages removes each language's mean vector from its passages
+    # (knownote.search.centring). Passages imported before take their document's main language
+    # (NULL until the background reading of languages gets to an older document).
+    db.execute("ALTER TABLE passages ADD COLUMN language VARCHAR")
+    db.execute(
+        "UPDATE passages SET language = d.languages[1] FROM documents d "
+        "WHERE d.id = passages.document_id AND len(d.languages) > 0"
+    )
+
+
 MIGRATIONS: list[Migration] = [
     m001_documents_and_passages,
     m002_chats,
@@ -637,6 +649,7 @@ MIGRATIONS: list[Migration] = [
     m024_web_pages_and_recordings,
     m025_study_cards,
     m026_mind_maps,
+    m027_passage_languages,
 ]
 
 

@@ -8,6 +8,7 @@ from knownote.answer.chats import origin_label
 from knownote.answer.cite import clock
 from knownote.answer.servers import AnswerServers
 from knownote.errors import NotFound
+from knownote.index.centring import held_languages
 from knownote.index.embedders import describe_model
 from knownote.index.language import language_name
 from knownote.pipeline.ingest import OCR_KINDS
@@ -74,8 +75,28 @@ def sources_view(
         return
     enabled = sum(d.enabled for d in documents)
     st.subheader(f"{count(len(documents), 'source')} · {enabled} used in answers", anchor=False)
+    languages_caption(store.passage_languages(notebook.id))
     for document in find_and_sort(documents):
         document_row(store, document, worker)
+
+
+def languages_caption(passages: dict[str, int]) -> None:
+    """The languages of the sources used in answers, and what a notebook of several does."""
+    if not passages:
+        return
+    named = " · ".join(
+        f"{language_name(code)} ({count(n, 'passage')})" for code, n in passages.items()
+    )
+    held = held_languages(passages)
+    st.caption(
+        f"In {named}."
+        + (
+            " A question finds passages in any of these languages, not only its own: each "
+            "language is searched on the same footing (see the docs on mixed notebooks)."
+            if len(held) >= 2
+            else ""
+        )
+    )
 
 
 def address_form(

@@ -213,3 +213,30 @@ def test_in_the_passages_language_words_decide_as_without_a_model():
     answer = "A car seems to roll uphill on a gravity hill [1]. 重力坡是一种视错觉。[2]"
     multilingual = get_embedder("multilingual-e5-small-int8")
     assert support_spans(answer, BOTH, multilingual) == support_spans(answer, BOTH)
+
+
+@pytest.mark.parametrize(
+    ("question_id", "language"),
+    [
+        ("56f8094aa6d7ea1400e17394", "de"),  # "… veröffentlicht? 1520.": the year decides
+        ("56beb86b3aeaaa14008c92bd", "ru"),  # "… Суперкубке 50? 39.": so does the age
+        ("56e181d9e3433e1400422fa3", "de"),  # "… binärer Notation.": not the generic clause
+    ],
+)
+def test_an_answer_in_another_language_finds_the_sentence_holding_its_answer(question_id, language):
+    """Real XQuAD questions answered in German or Russian over their English paragraph, where
+    the cosine alone prefers the sentence that restates the question."""
+    from knownote.answer.support import Scorer, best_support, candidates, meaning_scorer
+    from knownote.index.embedders import get_embedder
+    from knownote.measure.support import answer_sentence, load_answers, load_support_set
+    from tests.conftest import corpus_file
+
+    english = load_support_set(corpus_file("qa_en/xquad.en.json"), max_questions=400)
+    (q,) = [q for q in english.questions if q.id == question_id]
+    text = english.contexts[q.context]
+    paragraph = SourcePassage(1, 1, 7, "XQuAD", 0, 0, len(text), None, None, text, True)
+    spans = candidates([paragraph])
+    sentence = answer_sentence(*load_answers(corpus_file(f"qa_xx/xquad.{language}.json"))[q.id])
+    meaning = meaning_scorer(spans, get_embedder("multilingual-e5-small-int8"))
+    span, _, _ = best_support(Scorer(spans), meaning, sentence, None)
+    assert any(a < spans[span].end and spans[span].start < b for a, b in q.evidence)

@@ -5,7 +5,14 @@ import json
 import pytest
 
 from knownote.cli import main
-from knownote.measure.answers import REFUSAL, contains, exact_match, token_f1, tokens
+from knownote.measure.answers import (
+    REFUSAL,
+    contains,
+    exact_match,
+    first_quote,
+    token_f1,
+    tokens,
+)
 from tests.conftest import corpus_file
 from tests.ollama_standin import free_port
 
@@ -28,6 +35,14 @@ def test_cjk_is_compared_character_by_character():
 def test_the_best_gold_answer_counts():
     assert token_f1("1889年", ("1887", "1889年")) == 1.0
     assert contains("它建于1889年。[2]", ("1889年",))
+
+
+def test_the_first_quote_is_what_comes_before_the_first_mark():
+    text = "(English) Carolina lost the game. [2] Denver won it. [1]"
+    assert first_quote(text) == "Carolina lost the game. "
+    assert not contains(first_quote(text), ("English",))  # the language marker is no quote
+    assert contains(text, ("Denver",)) and not contains(first_quote(text), ("Denver",))
+    assert first_quote("没有标记的句子。") == "没有标记的句子。"
 
 
 @pytest.mark.parametrize(
@@ -58,6 +73,7 @@ def test_eval_answers_quoted_on_real_questions(tmp_path, capsys, monkeypatch):
     figures = report["figures"]
     assert figures["no_mark"] == 0.0  # quotes always carry their marks
     assert figures["model_failed"] == 0.0  # no model was asked
+    assert 0.0 <= figures["first_quote_holds"] <= figures["contains_gold"]
     assert figures["citation_precision"] is not None
     assert 0 <= figures["f1"] <= 1 and figures["first_token_s"] > 0
 
@@ -84,3 +100,24 @@ def test_eval_answers_with_the_real_engine(llama_server, tmp_path, capsys, monke
     assert code == 0 and report["model"] == "openai:smollm2"
     assert report["figures"]["first_token_s"] > 0
     assert len(report["examples"]) == 2
+
+
+def test_eval_answers_imports_the_contexts_no_question_is_asked_of(tmp_path, capsys, monkeypatch):
+    data = {"data": [
+        {"title": "Asked", "paragraphs": [{"context": "Denver won Super Bowl 50 in 2016.", "qas": [
+            {"id": "1", "question": "Who won Super Bowl 50?",
+             "answers": [{"text": "Denver", "answer_start": 0}]},
+            {"id": "2", "question": "When was Super Bowl 50?",
+             "answers": [{"text": "2016", "answer_start": 28}]}]}]},
+        {"title": "Rest",
+         "paragraphs": [{"context": "Die Kirche wurde 1784 gegründet.", "qas": []}]},
+    ]}  # fmt: skip
+    path = tmp_path / "set.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    monkeypatch.setenv("OLLAMA_HOST", f"http://127.0.0.1:{free_port()}")
+    code = main(["eval-answers", str(path), "--quoted", "--skip", "1"])
+    out, err = capsys.readouterr()
+    assert code == 0
+    assert "imported 2 contexts" in err  # the one asked of, and the rest of the notebook
+    assert "1 questions, k=8" in out and "first 1 questions left out" in out
+    assert "first_quote_holds" in out

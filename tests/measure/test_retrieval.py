@@ -52,6 +52,18 @@ def test_max_questions_keeps_only_the_contexts_asked_about(tmp_path):
     assert len(dataset.questions) == 2 and len(dataset.contexts) == 2
 
 
+def test_contexts_holding_no_question_are_kept_as_the_rest_of_the_notebook(tmp_path):
+    distractor = "The Great Wall of China is a series of fortifications built over centuries."
+    path = squad(tmp_path, contexts=[*CONTEXTS, distractor])
+    assert [c.text for c in load_squad(path).contexts] == [*CONTEXTS, distractor]
+    # Cut short or with a held-out part left out, a set keeps its distractors too.
+    assert [c.text for c in load_squad(path, max_questions=1).contexts] == [CONTEXTS[0], distractor]
+    assert [c.text for c in load_squad(path, skip=2).contexts] == [CONTEXTS[2], distractor]
+    assert [c.text for c in load_squad(path, article=True).contexts] == [
+        "\n\n".join([*CONTEXTS, distractor])
+    ]
+
+
 def test_negative_offsets_are_skipped(tmp_path):
     dataset = load_squad(squad(tmp_path, offsets=[-1, None, None]))
     assert dataset.skipped == 1

@@ -175,3 +175,43 @@ def test_a_notebooks_languages_are_its_sources_main_ones_and_common_second_ones(
     assert store.notebook_languages(small_notebook.id) == ["en", "zh", "de"]
     store.set_languages(add(store, small_notebook, data=b"file x"), ("es", "fr"))
     assert store.notebook_languages(small_notebook.id) == ["en", "fr", "zh", "de", "es"]
+
+
+BILINGUAL = (
+    "The committee approved the budget for the new library after a long debate.\n\n"
+    "委员会经过长时间的辩论，批准了新图书馆的预算，并决定明年开始施工。"
+)
+
+
+def test_each_passage_records_its_language_among_its_document_s(store, small_notebook):
+    cut = BILINGUAL.index("\n\n")
+    passages = [
+        NewPassage(0, cut, None, None, {"x": 1}),
+        NewPassage(cut + 2, len(BILINGUAL), None, None, {"y": 1}),
+    ]
+    document_id = store.add_document(
+        notebook_id=small_notebook.id,
+        title="T",
+        filename="t.md",
+        kind="markdown",
+        sha256="b",
+        text=BILINGUAL,
+        pages=[],
+        passages=passages,
+        vectors=unit_vectors(2, 8),
+        languages=("zh", "en"),
+    )
+    rows = store.db.execute(
+        "SELECT language FROM passages WHERE document_id = ? ORDER BY idx", [document_id]
+    ).fetchall()
+    assert rows == [("en",), ("zh",)]
+    assert store.passage_languages(small_notebook.id) == {"en": 1, "zh": 1}
+    store.set_document_enabled(document_id, False)
+    assert store.passage_languages(small_notebook.id) == {}
+
+
+def test_languages_read_after_the_import_reach_the_passages(store, small_notebook):
+    document_id = add(store, small_notebook)  # stored before its languages were read
+    assert store.passage_languages(small_notebook.id) == {}
+    store.set_languages(document_id, ("en",))
+    assert store.passage_languages(small_notebook.id) == {"en": 2}

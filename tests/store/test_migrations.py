@@ -284,3 +284,26 @@ def test_a_new_database_is_not_reported_as_upgraded(tmp_path):
     store = Store.open(tmp_path / "new.duckdb", progress=lambda *step: told.append(step))
     store.close()
     assert told == []
+
+
+def test_passages_stored_before_take_their_document_s_main_language(tmp_path, monkeypatch):
+    import knownote.store.migrations as migrations
+
+    db = duckdb.connect(str(tmp_path / "old.duckdb"))
+    monkeypatch.setattr(migrations, "MIGRATIONS", [m for m in MIGRATIONS if m.__name__ < "m027"])
+    migrations.migrate(db)
+    db.execute(
+        "INSERT INTO documents (id, notebook_id, title, filename, kind, sha256, text, n_chars, "
+        "n_pages, languages) VALUES (1, 1, 't', 'f', 'text', 'a', 'x', 1, 0, ['zh', 'en']), "
+        "(2, 1, 't', 'f', 'text', 'b', 'x', 1, 0, NULL), "
+        "(3, 1, 't', 'f', 'text', 'c', 'x', 1, 0, [])"
+    )
+    db.execute(
+        'INSERT INTO passages (id, document_id, notebook_id, idx, start, "end", text, n_terms) '
+        "SELECT i, i, 1, 0, 0, 1, 'x', 1 FROM range(1, 4) t(i)"
+    )
+    monkeypatch.setattr(migrations, "MIGRATIONS", MIGRATIONS)
+    assert migrations.migrate(db) == ["m027_passage_languages"]
+    rows = db.execute("SELECT id, language FROM passages ORDER BY id").fetchall()
+    assert rows == [(1, "zh"), (2, None), (3, None)]
+    db.close()

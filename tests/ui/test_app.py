@@ -180,6 +180,16 @@ def test_upload_imports_files_and_lists_them(home: Path):
     assert "2 sources · 2 used in answers" in at.main.subheader[0].value
 
 
+def test_sources_view_names_the_languages_of_a_notebook_of_two(home: Path):
+    english = corpus_file("docs/web_text/md_wikipedia_gravity_hill.md").read_bytes()
+    chinese = corpus_file("docs/web_text/md_zh_distributed_training_notes.md").read_bytes()
+    at = create_notebook(start(home))
+    upload(at, ("gravity.md", english, ""), ("训练.md", chinese, ""))
+    [caption] = [c.value for c in at.caption if c.value.startswith("In ")]
+    assert "Chinese (" in caption and "English (" in caption
+    assert "not only its own" in caption
+
+
 def test_upload_of_a_broken_file_shows_the_reason(home: Path):
     at = create_notebook(start(home))
     upload(at, ("empty.pdf", b"", "application/pdf"))

@@ -1,0 +1,171 @@
+"""Quoted answers lead with the answer, within one language and across languages (real corpus
+questions, the real small models)."""
+
+import re
+
+import pytest
+
+from knownote.answer.ask import ask
+from knownote.answer.cite import MARK, parse_citations
+from knownote.answer.quotes import extractive_answer
+from knownote.index.embedders import get_embedder
+from knownote.index.language import language_of
+from knownote.measure.answers import contains, first_quote
+from knownote.measure.retrieval import Dataset, import_text, load_squad
+from knownote.search.retrieve import Hit, search
+from knownote.settings import MULTILINGUAL, Settings
+from knownote.store.db import Store
+from tests.conftest import corpus_file
+
+QUOTE = re.compile(r"(?:\((\w+)\) )?(.+?) \[(\d+)\]\s*")
+
+
+def quotes(text: str) -> list[tuple[str | None, str, int]]:
+    """(language marker or None, sentence, n) of each quote of an answer."""
+    return [
+        (m.group(1), m.group(2), int(m.group(3)))
+        for paragraph in text.split("\n\n")
+        for m in QUOTE.finditer(paragraph)
+    ]
+
+
+def notebook_of(store: Store, embedder, dataset: Dataset, settings: Settings) -> tuple[int, list]:
+    notebook = store.create_notebook("Corpus", embedder.name, embedder.dim)
+    ids = [
+        import_text(store, notebook.id, embedder, c.title, c.text, settings.passage_size,
+                    settings.passage_overlap)
+        for c in dataset.contexts
+    ]  # fmt: skip
+    return notebook.id, ids
+
+
+def first_quote_share(store, embedder, settings, dataset: Dataset) -> float:
+    notebook_id, _ = notebook_of(store, embedder, dataset, settings)
+    held = []
+    for question in dataset.questions:
+        answer = ask(store, embedder, notebook_id, question.text, llm=None, model=None,
+                     settings=settings, quoted=True)  # fmt: skip
+        held.append(contains(first_quote(answer.text), question.answers))
+    return sum(held) / len(held)
+
+
+# --- within one language ----------------------------------------------------------------------
+
+
+def test_the_first_quote_holds_the_answer_to_most_english_questions(store, embedder, settings):
+    # Questions 31-60 of xquad.en with the test model: in passage order the first quote held the
+    # answer for 0.60 of them; the best sentence first, for 0.77.
+    dataset = load_squad(corpus_file("qa_en/xquad.en.json"), 30, skip=30)
+    assert first_quote_share(store, embedder, settings, dataset) >= 0.7
+
+
+def test_the_first_quote_holds_the_answer_to_most_chinese_questions(store, settings):
+    # cmrc2018 questions 1-20 with the multilingual model: 0.45 in passage order, 0.90 now.
+    e5 = get_embedder(MULTILINGUAL)
+    dataset = load_squad(corpus_file("qa_zh/cmrc2018_dev.json"), 20)
+    assert first_quote_share(store, e5, settings, dataset) >= 0.65
+
+
+def test_after_the_lead_each_passage_keeps_reading_order(store, embedder, settings):
+    dataset = load_squad(corpus_file("qa_en/xquad.en.json"), 10)
+    notebook_id, _ = notebook_of(store, embedder, dataset, settings)
+    for question in dataset.questions:
+        hits = search(store, embedder, notebook_id, question.text, k=8)
+        text, cited = extractive_answer(embedder, question.text, hits)
+        paragraphs = [quotes(p) for p in text.split("\n\n")]
+        numbers = [{n for _, _, n in p} for p in paragraphs]
+        assert all(len(n) == 1 for n in numbers), text  # a paragraph per passage
+        assert len({min(n) for n in numbers}) == len(paragraphs) and cited == set().union(*numbers)
+        for k, paragraph in enumerate(paragraphs):
+            passage = hits[paragraph[0][2] - 1].text
+            places = [passage.index(s.strip("…")[:30]) for _, s, _ in paragraph]
+            # The lead comes first; everything else in the order it is read.
+            assert places[1 if k == 0 else 0 :] == sorted(places[1 if k == 0 else 0 :]), text
+
+
+# --- across languages --------------------------------------------------------------------------
+
+MIXED = "qa_mixed/xquad.de-q.en-ctx.mixed.json"
+
+
+@pytest.fixture(scope="module")
+def two_languages(tmp_path_factory):
+    """A notebook of the English paragraphs where 12 German questions find their answers, beside
+    German and English articles that hold no question; the multilingual model."""
+    e5 = get_embedder(MULTILINGUAL)
+    settings = Settings().with_(home=tmp_path_factory.mktemp("two-languages"))
+    store = Store.open(settings.db_path)
+    dataset = load_squad(corpus_file(MIXED), 12)
+    asked = {q.context for q in dataset.questions}
+    rest = [c for i, c in enumerate(dataset.contexts) if i not in asked]
+    german = [c for c in rest if language_of(c.text[:400]) == "de"][:12]
+    english = [c for c in rest if language_of(c.text[:400]) == "en"][:6]
+    notebook = store.create_notebook("Two languages", e5.name, e5.dim)
+    answering = set()
+    for i, c in enumerate(dataset.contexts):
+        if i in asked or c in german or c in english:
+            document_id = import_text(store, notebook.id, e5, c.title, c.text, 500, 50)
+            if i in asked:
+                answering.add(document_id)
+    yield store, e5, settings, notebook.id, dataset, answering
+    store.close()
+
+
+def test_a_german_question_is_answered_first_from_the_english_source(two_languages):
+    store, e5, settings, notebook_id, dataset, answering = two_languages
+    held = 0
+    for question in dataset.questions:
+        answer = ask(store, e5, notebook_id, question.text, llm=None, model=None,
+                     settings=settings, quoted=True)  # fmt: skip
+        marker, sentence, n = quotes(answer.text)[0]
+        by_n = {p.n: p for p in answer.passages}
+        if contains(sentence, question.answers):
+            held += 1
+            assert by_n[n].document_id in answering
+            assert marker == "English"  # a German question, an English source
+    assert held >= 0.7 * len(dataset.questions)
+
+
+def test_only_sentences_in_another_language_than_the_question_are_marked(two_languages):
+    store, e5, _, notebook_id, dataset, _ = two_languages
+    question = dataset.questions[0].text
+    hits = search(store, e5, notebook_id, question, k=8)
+    german = [h for h in hits if h.language == "de"]
+    english = [h for h in hits if h.language == "en"]
+    assert german and english
+    mixed = [english[0], german[0]]
+    text, _ = extractive_answer(e5, question, mixed)
+    for marker, _, n in quotes(text):
+        assert marker == ("English" if mixed[n - 1].language == "en" else None), text
+    # Asked in English, the English sentences are not marked and the German ones are.
+    text, _ = extractive_answer(e5, "Who won Super Bowl 50 and by what score?", mixed)
+    for marker, _, n in quotes(text):
+        assert marker == (None if mixed[n - 1].language == "en" else "German"), text
+
+
+def test_the_language_marker_keeps_marks_and_support_spans_whole(two_languages):
+    store, e5, settings, notebook_id, dataset, _ = two_languages
+    question = dataset.questions[1]
+    answer = ask(store, e5, notebook_id, question.text, llm=None, model=None,
+                 settings=settings, quoted=True)  # fmt: skip
+    assert "(English) " in answer.text
+    found = quotes(answer.text)
+    assert len(MARK.findall(answer.text)) == len(found)
+    assert {c.n for c in answer.citations} == {n for _, _, n in found}
+    assert parse_citations(answer.text, len(answer.passages)) == (  # the marks still resolve
+        list(dict.fromkeys(n for _, _, n in found)),
+        0,
+    )
+    by_n = {p.n: p for p in answer.passages}
+    for support in answer.supports:
+        if not support.weak:
+            quoted = answer.text[support.sentence_start : support.sentence_end]
+            assert "[" in quoted and not support.suggested, quoted
+            assert by_n[support.n].start <= support.start < by_n[support.n].end
+
+
+def test_a_hit_without_a_language_is_never_marked(embedder):
+    sentence = "The Broncos defeated the Panthers by 24 to 10 in the game played at Santa Clara."
+    hit = Hit(1, 1, "Note", 0, 0, len(sentence), None, None, 1.0, sentence)
+    text, cited = extractive_answer(embedder, "Wer hat das Spiel gewonnen?", [hit])
+    assert cited == {1} and not text.startswith("(")
