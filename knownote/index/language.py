@@ -72,15 +72,17 @@ def language_of(text: str) -> str | None:
     return None if code == NO_LANGUAGE else code
 
 
-def language_among(text: str, codes: Sequence[str]) -> str | None:
-    """Of `codes`, the language `text` reads most like; None when it has hardly any letters.
+def language_among(text: str, codes: Sequence[str], least: float = 0.0) -> str | None:
+    """Of `codes`, the language `text` reads most like; None when it has hardly any letters,
+    or when that language's probability is below `least` times the likeliest language's.
     Surer than `language_of` on a short text ("How does dense passage retrieval encode
     questions?" reads as French among all languages, as English against Chinese)."""
     if _letters(text) < MIN_QUESTION_LETTERS:
         return None
-    for label, _ in _identifier().rank(text):  # best first
+    ranked = _identifier().rank(text)  # log-probabilities, best first
+    for label, score in ranked:
         if (code := _SAME.get(label, label)) in codes:
-            return code
+            return code if math.exp(score - ranked[0][1]) >= least else None
     return None
 
 
@@ -125,12 +127,11 @@ HELD_POSTERIOR = 1e-3
 def question_language(text: str, held: Sequence[str]) -> str | None:
     """Of the notebook's languages `held`, the one the question is in; None when it reads as
     none of them (a German question over English and Chinese sources) or has hardly any
-    letters."""
-    if _letters(text) < MIN_QUESTION_LETTERS or not held:
-        return None
-    ranked = _identifier().rank(text)  # log-probabilities, best first
-    top = ranked[0][1]
-    for label, score in ranked:
-        if (code := _SAME.get(label, label)) in held:
-            return code if math.exp(score - top) >= HELD_POSTERIOR else None
-    return None
+    letters. Remembered: one search asks it for its vector ranking and for that ranking's
+    distribution, and a quoted answer asks it again."""
+    return _question_language(text, tuple(held))
+
+
+@functools.lru_cache(maxsize=256)
+def _question_language(text: str, held: tuple[str, ...]) -> str | None:
+    return language_among(text, held, HELD_POSTERIOR) if held else None
