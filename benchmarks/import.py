@@ -1,25 +1,27 @@
-"""Embedding speed of the default (multilingual, int8 ONNX) path, the English model's paths, and
-the import.
+"""Import speed against the embedding model's own speed, on books in three languages.
 
-    .venv/bin/python benchmarks/import.py [PDF] [--rounds N]
+    .venv/bin/python benchmarks/import.py [--books en de zh] [--rounds N] [--cold] [--paths]
 
-On a long PDF (the free-culture book by default), in one run, each round back to back:
-embedding every passage as an import gives it to the model (after its title and section path)
-with the default path (multilingual-e5-small's int8 graph, target at least 100 passages/s), the
-English model's int8 graph, its fp32 graph (what older notebooks use) and its
-sentence-transformers torch path; and the whole import with the default path. Prints passages per
-second of each path and their ratio to torch, the whole import against the default embedding
-alone (target: at most 1.15), a query's time with the default model (target: at most 15 ms), the
-cosine of the English graphs' vectors to torch's, peak memory, and the splitter's speed against
-LangChain's splitter (500/50).
+The books: the free-culture PDF (English, 352 pages); the German XQuAD articles and the first
+200,000 characters of CMRC 2018's Chinese articles, each written as one Markdown book (a heading
+per article). For each book, in each round back to back: the default model
+(multilingual-e5-small's int8 graph), loaded and warm, embedding every passage as an import gives
+it to the model (after its title and section path); the whole import of the book into a fresh
+data folder with that same loaded model; and with `--cold` a `knownote import` in a new process
+(interpreter, readers and model loaded from nothing). Prints medians: passages and tokens per
+second of the embedding alone, the whole import's time and its ratio to the embedding alone
+(target: at most 1.2). `--paths` also compares, on the first book, the English model's int8 and
+fp32 graphs and its sentence-transformers torch path, with the cosines of their vectors.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import resource
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -30,34 +32,106 @@ import numpy as np
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks.split import splitter_ratio
 from knownote.index.context import embedding_text
-from knownote.index.embed import SentenceTransformerEmbedder
-from knownote.index.embed_onnx import packaged_onnx_embedder
 from knownote.index.embedders import get_embedder
 from knownote.index.split import split
 from knownote.pipeline.ingest import import_file
 from knownote.read.extract import extract
 from knownote.read.sections import section_paths
-from knownote.settings import MULTILINGUAL, PACKAGED_INT8, PACKAGED_MODEL, Settings
+from knownote.settings import MULTILINGUAL, Settings
 from knownote.store.db import Store
 
-BOOK = (
-    Path(__file__).resolve().parents[2] / "shared/corpus/docs/pdf/book_free_culture_lessig_352p.pdf"
-)
+ROOT = Path(__file__).resolve().parents[1]
+CORPUS = ROOT.parent / "shared" / "corpus"
+BOOK = CORPUS / "docs/pdf/book_free_culture_lessig_352p.pdf"
+ZH_CHARS = 200_000
 
 
 def peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("pdf", nargs="?", type=Path, default=BOOK)
-    parser.add_argument("--rounds", type=int, default=2)
-    args = parser.parse_args()
-    data = args.pdf.read_bytes()
-    default = get_embedder(MULTILINGUAL)
+def squad_book(path: Path, max_chars: int | None = None) -> bytes:
+    """A question set's articles as one Markdown book: a heading per article, its paragraphs."""
+    parts: list[str] = []
+    size = 0
+    for article in json.loads(path.read_text(encoding="utf-8"))["data"]:
+        title = str(article.get("title") or "").replace("_", " ")
+        parts.append(f"# {title}")
+        for paragraph in article["paragraphs"]:
+            parts.append(paragraph["context"].strip())
+            size += len(parts[-1])
+        if max_chars and size >= max_chars:
+            break
+    return "\n\n".join(parts).encode("utf-8")
+
+
+def books() -> dict[str, tuple[str, bytes]]:
+    """Language code -> (file name, bytes)."""
+    return {
+        "en": (BOOK.name, BOOK.read_bytes()),
+        "de": ("xquad_de_articles.md", squad_book(CORPUS / "qa_xx/xquad.de.json")),
+        "zh": ("cmrc2018_articles.md", squad_book(CORPUS / "qa_zh/cmrc2018_dev.json", ZH_CHARS)),
+    }
+
+
+def import_texts(name: str, data: bytes) -> list[str]:
+    """What an import gives the model: each passage after its document title and section path."""
+    extracted = extract(data, name)
+    text = extracted.text
+    spans = split(text)
+    sections = section_paths(text, extracted.headings, [s.start for s in spans])
+    title = extracted.title or name
+    return [
+        embedding_text(title, section, text[s.start : s.end])
+        for s, section in zip(spans, sections, strict=True)
+    ]
+
+
+def whole_import(name: str, data: bytes, embedder) -> tuple[float, int]:
+    """Seconds to import the book into a fresh data folder with a loaded model; passages."""
+    with tempfile.TemporaryDirectory() as home:
+        settings = Settings().with_(home=Path(home))
+        store = Store.open(settings.db_path)
+        notebook = store.create_notebook("bench", embedder.name, embedder.dim)
+        t = time.perf_counter()
+        result = import_file(store, notebook, name, data, settings=settings, embedder=embedder)
+        seconds = time.perf_counter() - t
+        store.close()
+    assert result.status == "imported", result.error
+    return seconds, result.passages
+
+
+def cold_import(name: str, data: bytes) -> float:
+    """Seconds of `knownote import` in a new process, from nothing to the committed document."""
+    with tempfile.TemporaryDirectory() as home:
+        path = Path(home) / name
+        path.write_bytes(data)
+        env = {
+            **os.environ,
+            "KNOWNOTE_HOME": str(Path(home) / "data"),
+            "KNOWNOTE_EMBEDDING_MODEL": MULTILINGUAL,
+            # The graphs this machine made once are shared, as a user's data folder keeps them.
+            "KNOWNOTE_MODEL_CACHE": str(Settings().model_cache),
+        }
+        command = [sys.executable, "-m", "knownote.cli", "import", "bench", str(path)]
+        t = time.perf_counter()
+        subprocess.run(command, env=env, cwd=ROOT, check=True, capture_output=True)
+        return time.perf_counter() - t
+
+
+def token_count(embedder, texts: list[str]) -> int:
+    """Tokens the model reads for these passages (its prefix and special tokens included)."""
+    tokenize = embedder._open_tokenizer()
+    return sum(len(ids) for ids in tokenize([embedder.passage_prefix + t for t in texts]))
+
+
+def compare_paths(texts: list[str], default, rounds: int) -> None:
+    """The English model's int8 and fp32 graphs and torch path beside the default, on `texts`."""
+    from knownote.index.embed import SentenceTransformerEmbedder
+    from knownote.index.embed_onnx import packaged_onnx_embedder
+    from knownote.settings import PACKAGED_INT8, PACKAGED_MODEL
+
     paths = {
         "default (multilingual int8)": default,
         "English int8 graph": get_embedder(PACKAGED_INT8),
@@ -66,76 +140,74 @@ def main() -> None:
     }
     for embedder in paths.values():
         embedder.embed_passages(["warm up the model"] * 64)
-    # What an import gives the model: each passage after its document title and section path.
-    extracted = extract(data, args.pdf.name)
-    text = extracted.text
-    spans = split(text)
-    sections = section_paths(text, extracted.headings, [s.start for s in spans])
-    title = extracted.title or args.pdf.name
-    texts = [
-        embedding_text(title, section, text[s.start : s.end])
-        for s, section in zip(spans, sections, strict=True)
-    ]
-    print(
-        f"{args.pdf.name}: {len(data) / 1e6:.1f} MB, {len(text):,} characters, "
-        f"{len(texts):,} passages; rss after loading the models {peak_rss_mb():.0f} MB; "
-        f"load average {os.getloadavg()[0]:.1f}"
-    )
-    times: dict[str, list[float]] = {name: [] for name in [*paths, "whole import"]}
+    times: dict[str, list[float]] = {name: [] for name in paths}
     vectors: dict[str, np.ndarray] = {}
-    for round_no in range(1, args.rounds + 1):
+    for _ in range(rounds):
         for name, embedder in paths.items():
             t = time.perf_counter()
             vectors[name] = embedder.embed_passages(texts)
             times[name].append(time.perf_counter() - t)
-        with tempfile.TemporaryDirectory() as home:
-            settings = Settings().with_(home=Path(home))
-            store = Store.open(settings.db_path)
-            notebook = store.create_notebook("bench", default.name, default.dim)
-            t = time.perf_counter()
-            result = import_file(
-                store, notebook, args.pdf.name, data, settings=settings, embedder=default
-            )
-            times["whole import"].append(time.perf_counter() - t)
-            store.close()
-        assert result.status == "imported", result.error
-        print(f"round {round_no}: " + ", ".join(f"{n} {t[-1]:.2f} s" for n, t in times.items()))
-
-    median = {name: statistics.median(t) for name, t in times.items()}
-    n = len(texts)
-    torch_s = median["English torch path"]
-    for name in paths:
-        print(
-            f"{name + ':':<29} {n / median[name]:6.1f} passages/s  ({median[name]:.2f} s, "
-            f"{torch_s / median[name]:.2f}x torch)"
-        )
-    default_s = median["default (multilingual int8)"]
-    print(f"default: target >= 100 passages/s: {n / default_s:.1f}")
-    import_s = median["whole import"]
-    rate = result.passages / import_s
-    print(f"whole import (median):        {import_s:.2f} s  ({rate:.0f} passages/s)")
-    print(f"import / default embedding:   {import_s / default_s:.3f}  (target <= 1.15)")
-    questions = [t[:90] for t in texts[:: max(1, n // 50)]][:50]
-    t = time.perf_counter()
-    for question in questions:
-        default.embed_query(question)
-    query_ms = (time.perf_counter() - t) / len(questions) * 1000
-    print(f"query with the default model: {query_ms:.1f} ms (target <= 15 ms)")
+    torch_s = statistics.median(times["English torch path"])
+    for name, seconds in times.items():
+        s = statistics.median(seconds)
+        print(f"  {name + ':':<29} {len(texts) / s:6.1f} passages/s ({torch_s / s:.2f}x torch)")
     for name in ("English int8 graph", "English fp32 graph"):
         cosines = (vectors[name] * vectors["English torch path"]).sum(axis=1)
-        print(
-            f"cosine {name} vs torch: mean {float(np.mean(cosines)):.6f}, "
-            f"min {float(np.min(cosines)):.6f}"
-        )
-    print(f"peak memory (max RSS):        {peak_rss_mb():.0f} MB")
-    print(f"load average at the end:      {os.getloadavg()[0]:.1f}")
-    ratio = splitter_ratio(text)
+        print(f"  cosine {name} vs torch: mean {cosines.mean():.6f}, min {cosines.min():.6f}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--books", nargs="+", default=["en", "de", "zh"], choices=books())
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--cold", action="store_true", help="also a `knownote import` process")
+    parser.add_argument("--paths", action="store_true", help="also the English model's paths")
+    args = parser.parse_args()
+    default = get_embedder(MULTILINGUAL)
+    default.embed_passages(["warm up the model"] * 16)
+    print(f"code: {ROOT}; load average {os.getloadavg()[0]:.1f}")
+    all_books = books()
+    rows = []
+    for code in args.books:
+        name, data = all_books[code]
+        texts = import_texts(name, data)
+        tokens = token_count(default, texts)
+        times: dict[str, list[float]] = {"embed": [], "import": [], "cold": []}
+        for round_no in range(1, args.rounds + 1):
+            t = time.perf_counter()
+            default.embed_passages(texts)
+            times["embed"].append(time.perf_counter() - t)
+            seconds, passages = whole_import(name, data, default)
+            times["import"].append(seconds)
+            if args.cold:
+                times["cold"].append(cold_import(name, data))
+            print(
+                f"{code} round {round_no}: "
+                + ", ".join(f"{k} {v[-1]:.2f} s" for k, v in times.items() if v)
+                + f"; load {os.getloadavg()[0]:.1f}",
+                flush=True,
+            )
+        assert passages == len(texts), (passages, len(texts))
+        median = {k: statistics.median(v) for k, v in times.items() if v}
+        rows.append((code, name, len(texts), tokens, median))
+        if args.paths and code == args.books[0]:
+            compare_paths(texts, default, args.rounds)
+    print()
     print(
-        "splitter vs LangChain RecursiveCharacterTextSplitter(500, 50): "
-        + ", ".join(
-            f"{k} {v:.4g}" if isinstance(v, float) else f"{k} {v}" for k, v in ratio.items()
-        )
+        "| book | passages | tokens | embedding alone | passages/s | tokens/s | whole import "
+        "| import / embedding | cold import | cold / embedding |"
     )
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for code, name, n, tokens, median in rows:
+        embed = median["embed"]
+        cold = median.get("cold")
+        cold_cells = f"{cold:.2f} s | {cold / embed:.3f}" if cold else "– | –"
+        print(
+            f"| {code} ({name}) | {n:,} | {tokens:,} | {embed:.2f} s | {n / embed:.1f} "
+            f"| {tokens / embed:,.0f} | {median['import']:.2f} s | {median['import'] / embed:.3f} "
+            f"| {cold_cells} |"
+        )
+    print(f"peak memory (max RSS) {peak_rss_mb():.0f} MB; load average {os.getloadavg()[0]:.1f}")
 
 
 if __name__ == "__main__":

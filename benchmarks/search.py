@@ -9,7 +9,8 @@ For every query the two searches run back to back (the machine's load hits both 
 numpy is a normalised matrix product plus top-k over an in-memory matrix; KnowNote's is
 `retrieve.vector_scores` (pass over the compact codes, exact re-rank of the candidates).
 Prints the median latencies, their ratio, how often the top 10 equals exact search, and the
-median of a whole hybrid `search()` at the largest size, query embedding included, against the
+medians of a whole hybrid `search()` and of its keyword search at the largest size (each also
+as a ratio to numpy's vector search), query embedding included, against the
 same search done as before the scope statistics were cached (computed for every query) with the
 query embedded by sentence-transformers.
 
@@ -251,12 +252,17 @@ def main() -> None:
                     search(store, torch_path, notebook.id, question, k=8)
                     before_ms.append((time.perf_counter() - t) * 1000)
                 now, before = statistics.median(hybrid_ms), statistics.median(before_ms)
-                print(f"  hybrid search (query embedding included) median {now:.1f} ms")
+                print(
+                    f"  hybrid search (query embedding included) median {now:.1f} ms, "
+                    f"ratio {now / n_ms:.2f}x numpy"
+                )
                 steps = [hybrid_steps(store, embedder, notebook.id, q) for q in questions]
                 print(
                     "  where it goes (median ms): "
                     + ", ".join(f"{s} {statistics.median(t[s] for t in steps):.1f}" for s in STEPS)
                 )
+                keyword = statistics.median(t["keyword"] for t in steps)
+                print(f"  keyword median {keyword:.2f} ms, ratio {keyword / n_ms:.2f}x numpy")
                 print(
                     f"  the same, statistics per query and torch query embedding (before): "
                     f"median {before:.1f} ms; now {before / now:.1f}x faster"

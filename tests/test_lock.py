@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib.metadata
 import os
 import re
+import runpy
 import shutil
 import subprocess
 import sys
@@ -19,9 +20,8 @@ REQ = ROOT / "requirements"
 
 
 def pins(name: str) -> dict[str, str]:
-    text = (REQ / name).read_text()
-    found = re.findall(r"^([A-Za-z0-9_.\-]+)==([^ \\\n]+)", text, re.M)
-    return {canonicalize_name(package): version for package, version in found}
+    found = runpy.run_path(str(ROOT / "scripts" / "pins.py"))["pins"](REQ / name)
+    return {canonicalize_name(package): version for package, version in found.items()}
 
 
 @pytest.mark.skipif(

@@ -7,7 +7,8 @@ scores any sentence in the question's own language higher than a better one in a
 there each sentence's vector is centred on its passage's language mean and the question's on
 its own (knownote.index.centring), as retrieval does: on held-out German questions over English
 answers beside German sources, the best sentence held the answer for 0.53 of them with plain
-cosines, 0.64 centred, 0.70 with the weights below (docs/benchmarks.md). A sentence in another
+cosines, 0.64 centred, 0.70 with the weights below; the question's token alignment with each
+sentence (knownote.answer.alignment) adds to that (docs/benchmarks.md). A sentence in another
 language than the question is preceded by its language's name, "(English)", so a reader knows
 why it is there.
 """
@@ -21,6 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from knownote.answer.alignment import recall, token_encoder
 from knownote.answer.cite import strip_marks
 from knownote.errors import EmbeddingUnavailable
 from knownote.index.centring import LanguageMeans
@@ -52,6 +54,12 @@ MIXED_RANK_PENALTY = 0.01
 # one language, 0.699 with the two above, 0.718 with hubness too (docs/benchmarks.md).
 HUB_WEIGHT = 0.4
 HUB_NEIGHBOURS = 5
+# There too, each sentence gains this times its token alignment with the question (BERTScore's
+# recall over the model's layer-9 token states, knownote.answer.alignment), less the mean of the
+# sentences of its language. On held-out questions (101-300 of the German, Russian and Spanish
+# mixed sets) the first quote held the answer for 0.725 of them without it, 0.760 with it
+# (weights 0.5 and 1.5: 0.753 and 0.747; layers 8 and 10: 0.753 and 0.745; docs/benchmarks.md).
+ALIGNMENT_WEIGHT = 1.0
 
 _ENDERS = ".!?…。！？｡．"
 _CLOSERS = "\"'”’»)\\]}」』）》〉】〕"
@@ -203,14 +211,24 @@ def _choose(sentences: list[_Sentence], scores: np.ndarray) -> list[_Sentence]:
 
 def _similarity(
     embedder: Embedder, query: str, candidates: Sequence[_Sentence], means: LanguageMeans | None
-) -> tuple[np.ndarray, np.ndarray]:
-    """Each sentence's cosine with the query, and its hubness (0 unless centred): in a notebook
-    of several languages, cosines of vectors centred per language, and the mean cosine of each
-    sentence with its HUB_NEIGHBOURS closest candidates."""
-    vectors = embedder.embed_passages([s.text for s in candidates])
-    question = embedder.embed_query(query)
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each sentence's cosine with the query, its hubness and its token alignment (both 0 unless
+    centred): in a notebook of several languages, cosines of vectors centred per language, the
+    mean cosine of each sentence with its HUB_NEIGHBOURS closest candidates, and how well the
+    query's tokens find theirs in the sentence, less the mean of the sentences of its language
+    (knownote.answer.alignment; 0 where the model's token states cannot be read)."""
+    texts = [s.text for s in candidates]
+    none = np.zeros(len(candidates))
+    encoder = token_encoder(embedder) if means is not None and means.mixed else None
+    if encoder is None:
+        vectors, question = embedder.embed_passages(texts), embedder.embed_query(query)
+        aligned = none
+    else:
+        vectors, tokens = encoder.encode(texts, embedder.passage_prefix)
+        (question,), (asked,) = encoder.encode([query], embedder.query_prefix)
+        aligned = _by_language(recall(asked, tokens), [s.language for s in candidates])
     if means is None or not means.mixed or means.means.shape[1] != vectors.shape[1]:
-        return vectors @ question, np.zeros(len(candidates))
+        return vectors @ question, none, none
     rows = means.rows([s.language for s in candidates])
     vectors = np.asarray(vectors, np.float32)
     similarity = means.scores(vectors, rows, means.query(question, query))
@@ -219,8 +237,19 @@ def _similarity(
     near = centred @ centred.T
     np.fill_diagonal(near, -np.inf)
     k = min(HUB_NEIGHBOURS, len(candidates) - 1)
-    hubness = np.sort(near, axis=1)[:, -k:].mean(axis=1) if k > 0 else np.zeros(len(candidates))
-    return similarity, hubness
+    hubness = np.sort(near, axis=1)[:, -k:].mean(axis=1) if k > 0 else none
+    return similarity, hubness, aligned
+
+
+def _by_language(scores: np.ndarray, languages: Sequence[str | None]) -> np.ndarray:
+    """`scores` less the mean of the scores of the same language: a sentence in the question's
+    language aligns token for token more than any sentence in another, whatever it says."""
+    out = scores.copy()
+    groups = np.array([language or "" for language in languages])
+    for language in set(groups):
+        same = groups == language
+        out[same] -= scores[same].mean()
+    return out
 
 
 def question_language_among(
@@ -291,9 +320,9 @@ def extractive_answer(
         return _quoted(whole, question_language_among(query, hits, means)), {1}
     mixed = means is not None and means.mixed
     try:
-        similarity, hubness = _similarity(embedder, query, candidates, means)
+        similarity, hubness, aligned = _similarity(embedder, query, candidates, means)
     except EmbeddingUnavailable:  # the notebook's embedding server is down: keywords alone
-        similarity = hubness = np.zeros(len(candidates))
+        similarity = hubness = aligned = np.zeros(len(candidates))
         mixed = False
     keywords, per_rank = (
         (MIXED_KEYWORD_WEIGHT, MIXED_RANK_PENALTY) if mixed else (KEYWORD_WEIGHT, RANK_PENALTY)
@@ -303,7 +332,13 @@ def extractive_answer(
     if mixed:
         overlap *= np.array([s.language == asked for s in candidates])
     penalty = np.array([per_rank * s.rank + s.penalty for s in candidates])
-    scores = similarity + keywords * overlap - penalty - HUB_WEIGHT * hubness
+    scores = (
+        similarity
+        + keywords * overlap
+        - penalty
+        - HUB_WEIGHT * hubness
+        + ALIGNMENT_WEIGHT * aligned
+    )
     chosen = _choose(candidates, scores)
     text = "\n\n".join(
         " ".join(_quoted(s, asked) for s in paragraph) for paragraph in _arranged(chosen)

@@ -12,8 +12,9 @@ never a verdict.
 
 With a notebook model that reads across languages (CLOSE_MEANING), a sentence in another
 language than its passages (py3langid reads both) is matched by meaning: the cosine of its
-vector and each span's, plus a little of the word score, less a little for a span lacking a
-number of the sentence or close to every other span; flagged under the model's closeness.
+vector and each span's, plus how well its tokens find theirs in the span (knownote.answer.
+alignment) and a little of the word score, less a little for a span lacking a number of the
+sentence or close to every other span; flagged under the model's closeness.
 Only the passages such sentences cite pay for embedding their spans (once per answer).
 
 Spans are `[start, end)` into the document text, always inside the passage they come from, so
@@ -30,6 +31,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from knownote.answer.alignment import TokenEncoder, recall, token_encoder
 from knownote.answer.cite import MARK, SourcePassage, Support, strip_marks
 from knownote.index.embed import Embedder
 from knownote.index.language import language_of
@@ -72,6 +74,15 @@ WORDS_ACROSS = 0.2
 # 0.893, Spanish 0.885 -> 0.893, Russian 0.825 -> 0.840.
 NUMBER_ACROSS = 0.02
 GENERIC_ACROSS = 0.2
+# Across languages the sentence's token alignment with each span (BERTScore's recall over the
+# model's layer-9 token states, knownote.answer.alignment) adds this much: the answer's words,
+# a name or a number that hardly move a sentence's vector, find their tokens in the span that
+# holds them. Tuned on questions 1-400 (docs/benchmarks.md).
+ALIGNMENT_ACROSS = 1.0
+# With the alignment the scores run higher: flagged under this instead of CLOSE_MEANING. Same
+# questions: it flags 0-5.5% of those sentences (before: 0.3-7.5%) and 88.5-94% of the unrelated
+# ones (before: 87-88.5%).
+CLOSE_ALIGNED = {MULTILINGUAL: 1.41}
 # A sentence most of whose keywords the spans hold is in their language: its language is not
 # read (py3langid takes 1-3 s to load, ~0.2 ms a text). Same questions: no answer sentence of
 # another language changes span above 0.6 (0.5: German accuracy@1 -0.005); English ones: 10%
@@ -367,14 +378,23 @@ class MeaningScorer:
     from a model that reads across languages: where the words of an answer and its passages
     cannot match (a Chinese answer over English passages), the meaning still can."""
 
-    def __init__(self, spans: Sequence[_Candidate], embedder: Embedder, close: float) -> None:
+    def __init__(
+        self,
+        spans: Sequence[_Candidate],
+        embedder: Embedder,
+        close: float,
+        aligned_close: float | None = None,
+    ) -> None:
         self.spans = list(spans)
         self.embedder = embedder
-        self.close = close
+        self.cosine_close = close
+        self.aligned_close = aligned_close
         self.passage = np.array([c.n for c in self.spans])
         self._vectors: np.ndarray | None = None
         self._embedded = np.zeros(len(self.spans), dtype=bool)
         self._languages: dict[int, str | None] | None = None
+        self._encoder: TokenEncoder | None = None  # made when a sentence needs it
+        self._tokens: dict[int, np.ndarray] = {}  # span index -> its token states
 
     def across(self, sentence: str, allowed: set[int] | None = None) -> bool:
         """Whether the sentence is written in another language than every passage `allowed`
@@ -392,34 +412,67 @@ class MeaningScorer:
         own = language_of(sentence) if read else None
         return own is not None and own not in read
 
+    @property
+    def close(self) -> float:
+        """The score under which a span is flagged: `aligned_close` where the token alignment
+        counts, else the cosine's `close`."""
+        if self.aligned_close is not None and self.encoder() is not None:
+            return self.aligned_close
+        return self.cosine_close
+
+    def encoder(self) -> TokenEncoder | None:
+        """The model's token states, None where they cannot be read (loaded on first use:
+        answers within one language never need them)."""
+        if self._encoder is None:
+            self._encoder = token_encoder(self.embedder)
+        return self._encoder
+
     def cosines(self, sentence: str, allowed: set[int] | None = None) -> np.ndarray:
         """The cosine of the sentence's vector and each span's of passages `allowed` (None:
         all); 0 for the others."""
+        return self._compare(sentence, allowed)[0]
+
+    def _compare(self, sentence: str, allowed: set[int] | None) -> tuple[np.ndarray, np.ndarray]:
+        """The cosines of `cosines`, and the sentence's token alignment with each span of
+        passages `allowed` (0 for the others, and where the model's token states cannot be
+        read)."""
         # Spans are embedded when first needed (~10 ms each): only the passages cited by a
         # sentence that needs meaning pay.
         wanted = ~self._embedded
         if allowed is not None:
             wanted &= np.isin(self.passage, list(allowed))
+        encoder = self.encoder()
         if wanted.any():
-            vectors = self.embedder.embed_passages(
-                [self.spans[i].text for i in np.flatnonzero(wanted)]
-            )
+            texts = [self.spans[i].text for i in np.flatnonzero(wanted)]
+            if encoder is not None:
+                vectors, tokens = encoder.encode(texts, self.embedder.passage_prefix)
+                self._tokens.update(zip(np.flatnonzero(wanted).tolist(), tokens, strict=True))
+            else:
+                vectors = self.embedder.embed_passages(texts)
             if self._vectors is None:
                 self._vectors = np.zeros((len(self.spans), vectors.shape[1]), dtype=vectors.dtype)
             self._vectors[wanted] = vectors
             self._embedded |= wanted
+        aligned = np.zeros(len(self.spans))
         if self._vectors is None:
-            return np.zeros(len(self.spans))
-        return self._vectors @ self.embedder.embed_query(sentence)
+            return np.zeros(len(self.spans)), aligned
+        if encoder is None:
+            return self._vectors @ self.embedder.embed_query(sentence), aligned
+        (question,), (tokens,) = encoder.encode([sentence], self.embedder.query_prefix)
+        ids = [i for i in self._tokens if allowed is None or self.spans[i].n in allowed]
+        aligned[ids] = recall(tokens, [self._tokens[i] for i in ids])
+        return self._vectors @ question, aligned
 
     def best(
         self, sentence: str, allowed: set[int] | None = None, words: np.ndarray | None = None
     ) -> tuple[int, float] | None:
-        """(index into spans, score) of the closest span among passages `allowed`: the cosine,
-        plus WORDS_ACROSS times the spans' word scores `words` where given."""
+        """(index into spans, score) of the closest span among passages `allowed`: the cosine
+        plus ALIGNMENT_ACROSS times the token alignment, plus WORDS_ACROSS times the spans' word
+        scores `words` where given."""
         if not self.spans or not sentence.strip():
             return None
-        scores = self.cosines(sentence, allowed) - GENERIC_ACROSS * self.generality(allowed)
+        cosines, aligned = self._compare(sentence, allowed)
+        scores = cosines + ALIGNMENT_ACROSS * aligned - GENERIC_ACROSS * self.generality(allowed)
         if words is not None:
             scores = scores + WORDS_ACROSS * np.maximum(words, 0.0)
         for number in (t for t in terms(sentence) if t.isdigit()):
@@ -446,9 +499,12 @@ class MeaningScorer:
 
 
 def meaning_scorer(spans: Sequence[_Candidate], embedder: Embedder | None) -> MeaningScorer | None:
-    """A MeaningScorer for models whose closeness has been measured (CLOSE_MEANING), else None."""
+    """A MeaningScorer for models whose closeness has been measured (CLOSE_MEANING), else None;
+    its closeness is CLOSE_ALIGNED's where the token alignment counts."""
     close = CLOSE_MEANING.get(embedder.name) if embedder is not None else None
-    return MeaningScorer(spans, embedder, close) if close is not None else None
+    if close is None:
+        return None
+    return MeaningScorer(spans, embedder, close, CLOSE_ALIGNED.get(embedder.name))
 
 
 def best_support(

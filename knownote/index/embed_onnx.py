@@ -13,7 +13,7 @@ import json
 import os
 import threading
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from pathlib import Path
 
 import numpy as np
@@ -24,18 +24,26 @@ from knownote.index.embed import Progress, model_location
 # Tokens per batch (padding included): batches of short passages hold more of them.
 TOKENS_PER_BATCH = 4096
 MAX_BATCH = 64
+# Passages tokenised and grouped by length at a time: the next window is tokenised while the
+# runs of this one go on, and batches are grouped as they were before (the same vectors).
+WINDOW = 256
+PROGRESS_EVERY = 64  # passages between progress reports
 
 
 def embed_workers() -> int:
     """Runs side by side for graphs that take one passage a run: KNOWNOTE_EMBED_THREADS, or
-    one per core."""
+    one per core.
+
+    One passage keeps a one-thread run busy on small matrices: runs on every core side by side,
+    one thread each, beat one run spread over the cores (benchmarks/limit.py measures both
+    layouts of the int8 kernel at the model's shapes).
+    """
     return int(os.environ.get("KNOWNOTE_EMBED_THREADS") or os.cpu_count() or 1)
 
 
 class OnnxEmbedder:
     """Normalised float32 embeddings from a BERT-style sentence-transformers model in ONNX."""
 
-    chunk = 256  # passages per progress report
     # What the model was trained to see before a passage and before a question (e5: "passage: ").
     passage_prefix = ""
     query_prefix = ""
@@ -72,6 +80,13 @@ class OnnxEmbedder:
     def prepared(self) -> bool:
         """Whether the model's files are made (the first use on a machine makes them)."""
         return self._session is not None or self.graph.exists()
+
+    def loaded(self) -> bool:
+        return self._session is not None
+
+    def load(self) -> None:
+        """Load the graph and tokenizer now rather than at the first passage."""
+        self._load()
 
     def _prepare(self) -> None:
         """Make the graph if this machine has not yet (once; see onnx_export)."""
@@ -113,60 +128,106 @@ class OnnxEmbedder:
                 self._tokenizer, self._session = tokenize, session
             return self._tokenizer, self._session
 
-    def encode(self, texts: Sequence[str]) -> np.ndarray:
-        """Vectors of `texts` in their order; batches grouped by token length."""
+    def encode(self, texts: Sequence[str], progress: Progress | None = None) -> np.ndarray:
+        """Vectors of `texts` in their order; `progress(done, total)` every PROGRESS_EVERY.
+
+        The texts are tokenised a window at a time, while the runs of the window before go on
+        (ONNX Runtime lets go of the GIL), and grouped by token length within a window.
+        """
         tokenize, session = self._load()
-        # sentence-transformers strips each text before tokenising it.
-        encodings = tokenize([str(t).strip() for t in texts])
-        lengths = np.array([len(e) for e in encodings], dtype=np.int64)
-        order = np.argsort(-lengths, kind="stable")
         out = np.empty((len(texts), self._dim), dtype=np.float32)
-        batches = []
-        i = 0
-        while i < len(order):
-            longest = int(lengths[order[i]])
-            size = max(1, min(self.max_batch, TOKENS_PER_BATCH // max(longest, 1)))
-            batches.append(order[i : i + size])
-            i += size
-
-        def run(chosen: np.ndarray) -> None:
-            longest = int(lengths[chosen].max())
-            ids = np.zeros((len(chosen), longest), dtype=np.int64)
-            mask = np.zeros((len(chosen), longest), dtype=np.int64)
-            for row, j in enumerate(chosen):
-                n = int(lengths[j])
-                ids[row, :n] = encodings[j]
-                mask[row, :n] = 1
-            (hidden,) = session.run(
-                None,
-                {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)},
-            )
-            out[chosen] = mean_pool(hidden, mask)
-
+        if len(texts) == 1:  # a question: no pool to start
+            (ids,) = tokenize([str(texts[0]).strip()])
+            self._run(session, [ids], np.array([len(ids)]), np.array([0]), out)
+            return out
         workers = embed_workers() if self.max_batch == 1 else 1
-        if workers > 1 and len(batches) > 1:
-            # One passage a run keeps a one-thread run busy on small matrices; runs on every
-            # core side by side go ~8% faster than one run spread over them (ONNX Runtime's
-            # sessions take concurrent runs).
-            with ThreadPoolExecutor(workers) as pool:
-                list(pool.map(run, batches))
-        else:
-            for chosen in batches:
-                run(chosen)
+        pool = ThreadPoolExecutor(workers, thread_name_prefix="embed")
+        counter = _Counter(len(texts), progress)
+        try:
+            previous: list[Future] = []
+            for start in range(0, len(texts), WINDOW):
+                window = texts[start : start + WINDOW]
+                # sentence-transformers strips each text before tokenising it.
+                encodings = tokenize([str(t).strip() for t in window])
+                lengths = np.array([len(e) for e in encodings], dtype=np.int64)
+                runs = [
+                    pool.submit(self._run, session, encodings, lengths, chosen, out[start:])
+                    for chosen in batches_by_length(lengths, self.max_batch)
+                ]
+                counter.wait(previous)  # this window's runs queue up meanwhile
+                previous = runs
+            counter.wait(previous)
+        finally:
+            # A progress that raises (a cancelled import) leaves no queued run behind.
+            pool.shutdown(wait=True, cancel_futures=True)
         return out
 
+    def _run(
+        self,
+        session,
+        encodings: list[list[int]],
+        lengths: np.ndarray,
+        chosen: np.ndarray,
+        out: np.ndarray,
+    ) -> int:
+        """One run of the graph on the `chosen` encodings (padded to the longest); their vectors
+        go to their rows of `out`. Returns how many passages it embedded."""
+        longest = int(lengths[chosen].max())
+        ids = np.zeros((len(chosen), longest), dtype=np.int64)
+        mask = np.zeros((len(chosen), longest), dtype=np.int64)
+        for row, j in enumerate(chosen):
+            n = int(lengths[j])
+            ids[row, :n] = encodings[j]
+            mask[row, :n] = 1
+        (hidden,) = session.run(
+            None,
+            {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)},
+        )
+        out[chosen] = mean_pool(hidden, mask)
+        return len(chosen)
+
     def embed_passages(self, texts: Sequence[str], progress: Progress | None = None) -> np.ndarray:
-        parts = []
-        for i in range(0, len(texts), self.chunk):
-            parts.append(self.encode([self.passage_prefix + t for t in texts[i : i + self.chunk]]))
-            if progress:
-                progress(min(i + self.chunk, len(texts)), len(texts))
-        if not parts:
-            return np.zeros((0, self._dim), dtype=np.float32)
-        return np.concatenate(parts)
+        return self.encode([self.passage_prefix + t for t in texts], progress)
 
     def embed_query(self, text: str) -> np.ndarray:
         return self.encode([self.query_prefix + text])[0]
+
+
+def batches_by_length(lengths: np.ndarray, max_batch: int) -> list[np.ndarray]:
+    """Indices into `lengths`, longest first, in batches of at most `max_batch` passages and
+    TOKENS_PER_BATCH tokens with padding: passages of like length share a batch, so little padding
+    is computed, and the longest runs start first, so no core waits on one at the end."""
+    order = np.argsort(-lengths, kind="stable")
+    batches = []
+    i = 0
+    while i < len(order):
+        longest = int(lengths[order[i]])
+        size = max(1, min(max_batch, TOKENS_PER_BATCH // max(longest, 1)))
+        batches.append(order[i : i + size])
+        i += size
+    return batches
+
+
+class _Counter:
+    """Counts finished runs and reports progress from the calling thread."""
+
+    def __init__(self, total: int, progress: Progress | None) -> None:
+        self.total = total
+        self.progress = progress
+        self.done = 0
+        self.reported = 0
+
+    def wait(self, runs: list[Future]) -> None:
+        """Wait for `runs` (raising what a run raised), reporting as they finish."""
+        waiting = set(runs)
+        while waiting:
+            finished, waiting = wait(waiting, return_when=FIRST_COMPLETED)
+            self.done += sum(f.result() for f in finished)
+            if self.progress and (
+                self.done - self.reported >= PROGRESS_EVERY or self.done == self.total
+            ):
+                self.reported = self.done
+                self.progress(self.done, self.total)
 
 
 def mean_pool(hidden: np.ndarray, mask: np.ndarray) -> np.ndarray:

@@ -59,7 +59,7 @@ def ensure_graph(model_folder: Path, target: Path) -> Path:
         # does not install. Measured: the same fused operators, and the same mean cosine to
         # sentence-transformers' vectors (0.9926 on corpus passages) as with that pass.
         return make_once(target, lambda tmp: quantize(source, tmp, heads, hidden, opt_level=0))
-    return make_once(target, lambda tmp: export(model_folder, tmp))
+    return make_once(target, lambda tmp: write_float_graph(model_folder, tmp))
 
 
 def make_once(target: Path, make: Callable[[Path], None]) -> Path:
@@ -79,11 +79,6 @@ def make_once(target: Path, make: Callable[[Path], None]) -> Path:
         finally:
             tmp.unlink(missing_ok=True)
     return target
-
-
-def export(model_folder: Path, target: Path) -> None:
-    """The float graph of the model in `model_folder`, written from its weights (bert_graph)."""
-    write_float_graph(model_folder, target)
 
 
 def quantize(

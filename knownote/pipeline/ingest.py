@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import PurePath
@@ -139,6 +141,19 @@ def import_address(
     )
 
 
+def load_in_background(embedder: Embedder) -> None:
+    """Load a model whose files are made in a thread, so that it is ready when the file is read
+    (a cold import's first seconds). One whose files are not made yet is made in the open, where
+    the import says so."""
+    if isinstance(embedder, OnnxEmbedder) and embedder.prepared() and not embedder.loaded():
+        threading.Thread(target=_load_quietly, args=(embedder,), name="load-model").start()
+
+
+def _load_quietly(embedder: OnnxEmbedder) -> None:
+    with contextlib.suppress(ModelError):  # raised again, to the import, where it embeds
+        embedder.load()
+
+
 def get_or_create_notebook(store: Store, name: str, settings: Settings) -> Notebook:
     notebook = store.notebook_by_name(name)
     if notebook is not None:
@@ -184,6 +199,9 @@ def import_file(
         existing = None if again else store.document_by_hash(notebook.id, digest)
         if existing is not None:
             return _duplicate(label, existing.id, store)
+        embedder = embedder or get_embedder(notebook.embedding_model)
+        if embedder.name == notebook.embedding_model:
+            load_in_background(embedder)  # while the file is read
         report("extract", 0, 1)
         during = "transcribe" if is_recording(data) else "ocr"
         extracted = extract_with_time_limit(
@@ -215,6 +233,9 @@ def import_file(
         title = extracted.title or label
         terms_as = recipe.analyzer(text)
         languages = document_languages(text)
+        # Not beside the embedding in a thread: that Python work holds the GIL which each of
+        # the model's runs needs for a moment, and measured it slowed the import (38.7 s
+        # against 30.5 s sequential, benchmarks/import.py's German book, 2 busy cores).
         passages = index_passages(
             text,
             title,
@@ -223,7 +244,6 @@ def import_file(
             [(page_of(starts, pages, s.start), page_of(starts, pages, s.end - 1)) for s in spans],
             terms_as,
         )
-        embedder = embedder or get_embedder(notebook.embedding_model)
         if embedder.name != notebook.embedding_model:
             raise ModelError(
                 f"This notebook uses the embedding model “{notebook.embedding_model}”, "

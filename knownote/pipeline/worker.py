@@ -10,23 +10,28 @@ from __future__ import annotations
 import atexit
 import logging
 import threading
+import time
 from collections import deque
 from collections.abc import Callable
 from typing import TYPE_CHECKING, TypeVar
 
 from knownote.errors import KnowNoteError, NotFound
 from knownote.index.embed import Embedder
+from knownote.pipeline.pace import ImportPaces, Pace
 from knownote.settings import Settings
 from knownote.store.jobs import (
     CANCELLED,
     CARDS,
     DUPLICATE,
     FAILED,
+    IMPORT,
     IMPORTED,
     MINDMAP,
+    QUEUED,
     READ_BY_OCR,
     REEMBED,
     REINDEX,
+    RUNNING,
     WEB,
     Job,
     JobQueue,
@@ -37,6 +42,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
+# The jobs that import a file (their bytes known when queued, for the queue's time left).
+FILE_JOBS = (IMPORT, WEB, READ_BY_OCR)
 # How long a job that failed with a RuntimeError waits to learn whether the app is stopping.
 STOPPING_WAIT = 10.0
 
@@ -92,6 +99,7 @@ class ImportWorker:
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+        self._paces = ImportPaces()  # memory only: how fast this process imports
 
     def start(self) -> ImportWorker:
         """Mark what a previous process left unfinished as interrupted, queue the re-index of
@@ -178,6 +186,19 @@ class ImportWorker:
         due = {document_id for document_id, _, _ in list(self._overviews_due)}
         return due | ({self._overview_writing} - {None})
 
+    def pace(self, job_id: int) -> Pace | None:
+        """The running import's passages embedded and its rate (None before it embeds)."""
+        return self._paces.pace(job_id)
+
+    def queue_seconds_left(self, jobs: list[Job]) -> float | None:
+        """Seconds until the running import and the files waiting among `jobs` are imported;
+        None while this process has no rate to estimate by."""
+        running = [j.id for j in jobs if j.status == RUNNING and j.kind in FILE_JOBS]
+        waiting = sum(j.size for j in jobs if j.status == QUEUED and j.kind == IMPORT)
+        if not running:
+            return None
+        return self._paces.queue_seconds_left(running[0], waiting, time.monotonic())
+
     def _loop(self) -> None:
         while not self._stop.is_set():
             if (
@@ -218,6 +239,7 @@ class ImportWorker:
         job = self.queue.claim_next()
         if job is None:
             return False
+        self._paces.begin(job.id, job.size, time.monotonic())
         try:
             self._run(job)
         except Exception as e:
@@ -235,6 +257,8 @@ class ImportWorker:
                 error=f"The import stopped on an unexpected error ({type(e).__name__}: {e}). "
                 "The server log has the details.",
             )
+        finally:
+            self._paces.end(job.id, False, time.monotonic())  # unless _run ended it imported
         return True
 
     def _run(self, job: Job) -> None:
@@ -265,6 +289,7 @@ class ImportWorker:
         def progress(label: str, stage: str, done: int, total: int) -> None:
             if self._stop.is_set() and (stage != "store" or done == 0):
                 raise ImportStopped
+            self._paces.report(job.id, stage, done, total, time.monotonic())
             cancel = self.queue.report(job.id, label, stage, done, total)
             # The last boundary is the start of the store stage: after it the document commits.
             if cancel and (stage != "store" or done == 0):
@@ -308,6 +333,7 @@ class ImportWorker:
             self.queue.wait_for_password(job.id, wrong=password is not None)
             return
         status = {"imported": IMPORTED, "duplicate": DUPLICATE}.get(result.status, FAILED)
+        self._paces.end(job.id, status == IMPORTED, time.monotonic())
         writer = self._overview_models.pop(job.id, None)
         if writer is not None and status == IMPORTED:
             self._overviews_due.append((result.document_id, *writer))

@@ -1,4 +1,5 @@
-"""Search a notebook: vector, keyword (BM25) and hybrid, all in SQL over the store's tables.
+"""Search a notebook: vector, keyword (BM25) and hybrid, over the store's tables and what is
+kept of them in memory (the vectors' codes, the keyword rows' posting lists).
 
 Only passages of enabled documents are searched; `document_ids` narrows the scope further.
 """
@@ -27,8 +28,10 @@ from knownote.index.centring import (
 from knownote.index.codes import CodeIndex, load_code_index
 from knownote.index.embed import Embedder
 from knownote.index.tokenize import mostly_cjk
+from knownote.search.postings import EMPTY, Postings, bm25f, by_language, top
+from knownote.search.postings import load as load_postings
 from knownote.settings import MULTILINGUAL
-from knownote.store.db import Store, term_key, vectors_table
+from knownote.store.db import Store, vectors_table
 
 MODES = ("hybrid", "vector", "keyword")
 
@@ -375,6 +378,7 @@ class ScopeFacts:
     def __init__(self, analyzers: Sequence[str] = ()) -> None:
         self._bm25: tuple[int, float] | None = None
         self._languages: dict[str, int] | None = None
+        self._in_scope: tuple[Postings, np.ndarray] | None = None
         self._centred: dict[int, tuple[LanguageMeans, np.ndarray, np.ndarray]] = {}
         self._samples: dict[int, tuple[np.ndarray, list[str]]] = {}
         # How the scope's documents were indexed (documents.terms_as): a query is analysed once
@@ -407,6 +411,14 @@ class ScopeFacts:
                 ).fetchall()
             self._languages = {language: int(count) for language, count in rows}
         return self._languages
+
+    def in_scope(self, postings: Postings, documents: list[int] | None) -> np.ndarray | None:
+        """Which rows of `postings` the scope holds (None: all), kept while they are the same."""
+        if documents is None:
+            return None
+        if self._in_scope is None or self._in_scope[0] is not postings:
+            self._in_scope = (postings, np.isin(postings.document, documents))
+        return self._in_scope[1]
 
     def centred(
         self, store: Store, scope: Scope, means: LanguageMeans
@@ -475,7 +487,8 @@ def look_up(store: Store, scope: Scope) -> Lookup:
     """The cached facts of the scope's current set of searchable documents, and that set."""
     with store.lock:
         rows = store.db.execute(
-            "SELECT id, enabled, terms_as, embedded_as FROM documents WHERE notebook_id = ? "
+            "SELECT id, enabled, terms_as, embedded_as, "
+            "coalesce(array_to_string(languages, ','), '') FROM documents WHERE notebook_id = ? "
             "ORDER BY id",
             [scope.notebook_id],
         ).fetchall()
@@ -486,23 +499,24 @@ def look_up(store: Store, scope: Scope) -> Lookup:
             ).fetchall()
         )
     wanted = tuple(
-        (i, terms_as, embedded_as)
-        for i, enabled, terms_as, embedded_as in rows
+        (i, terms_as, embedded_as, languages)
+        for i, enabled, terms_as, embedded_as, languages in rows
         if enabled and (scope.document_ids is None or i in scope.document_ids)
     )
-    documents = None if len(wanted) == len(rows) else [i for i, _, _ in wanted]
+    documents = None if len(wanted) == len(rows) else [i for i, *_ in wanted]
     # How each document was indexed is part of the key: a re-indexed document changes the facts,
-    # and so does a re-embedded notebook (knownote.pipeline.reembed).
+    # and so does a re-embedded notebook (knownote.pipeline.reembed), or the languages of older
+    # documents read at last (Store.set_languages: their passages' languages change).
     key = (scope.notebook_id, model, wanted)
     with _facts_lock:
         kept = _facts.setdefault(store, OrderedDict())
         facts = kept.get(key)
         if facts is None:
-            facts = kept[key] = ScopeFacts([terms_as for _, terms_as, _ in wanted])
+            facts = kept[key] = ScopeFacts([terms_as for _, terms_as, *_ in wanted])
             while len(kept) > _FACTS_KEPT:
                 kept.popitem(last=False)
         kept.move_to_end(key)
-    notebook = (scope.notebook_id, model, tuple((i, t, e) for i, _, t, e in rows))
+    notebook = (scope.notebook_id, model, tuple((i, t, e, r) for i, _, t, e, r in rows))
     return Lookup(facts, documents, notebook)
 
 
@@ -587,6 +601,7 @@ def keyword_ranking(
     """BM25F top `k`; collection statistics (N, average length, df) come from the scope.
 
     N and the average length are the scope's cached facts; df is counted over the matches.
+    The terms' rows are read from the notebook's posting lists in memory (`postings`).
     The query is analysed once per analyzer of the scope (see knownote.index.analyze): each stored
     term names its field, text or heading; a term's occurrences in both fields add up (the
     heading's weighted by `tuning.heading_weight`) before BM25's saturation, and count once in df.
@@ -602,115 +617,41 @@ def keyword_ranking(
     if not wanted:
         return Ranking([], 0.0, 1.0)
     n, avgdl = facts.bm25(store, scope)
-    terms = [row[0] for row in wanted]
-    # Keys as literals: DuckDB filters the scan with a constant IN list, not with a parameter.
-    keys = ", ".join(str(term_key(term)) for term in terms)
-    where = f"t.term_key IN ({keys}) AND t.notebook_id = ?"
-    params: list[object] = [scope.notebook_id]
-    if documents is not None:
-        # Each row carries its passage's length (m021); passages are joined only to narrow.
-        where += (
-            " AND t.passage_id IN (SELECT id FROM passages "
-            "WHERE list_contains(?::BIGINT[], document_id))"
-        )
-        params.append(documents)
-    sql = f"""
-        WITH q AS (
-            SELECT unnest(?::VARCHAR[]) AS term, unnest(?::INTEGER[]) AS qtf,
-                   unnest(?::VARCHAR[]) AS base, unnest(?::DOUBLE[]) AS weight,
-                   unnest(?::BOOLEAN[]) AS normalise
-        ),
-        matches AS (
-            SELECT t.passage_id, t.term, t.tf, t.n_terms
-            FROM passage_terms t
-            WHERE {where}
-        ),
-        fields AS (
-            SELECT m.passage_id, q.base, any_value(q.qtf) AS qtf,
-                   sum(CASE WHEN q.normalise THEN q.weight * m.tf / (1 - ? + ? * m.n_terms / ?)
-                            ELSE q.weight * m.tf END) AS tf
-            FROM matches m JOIN q USING (term)
-            GROUP BY m.passage_id, q.base
-        ),
-        df AS (SELECT base, count(*) AS df FROM fields GROUP BY base),
-        scored AS (
-            SELECT f.passage_id,
-                   sum(f.qtf * ln(1 + (? - df.df + 0.5) / (df.df + 0.5))
-                       * f.tf * (? + 1) / (f.tf + ?)) AS score
-            FROM fields f JOIN df USING (base)
-            GROUP BY f.passage_id
-        ),
-        {MIXED_TAIL if mixed else PLAIN_TAIL}
-    """
-    with store.lock:
-        rows = store.db.execute(
-            sql,
-            [
-                terms,
-                [row[1] for row in wanted],
-                [row[2] for row in wanted],
-                [row[3] for row in wanted],
-                [row[4] for row in wanted],
-                *params,
-                tuning.b,
-                tuning.b,
-                avgdl,
-                n,
-                tuning.k1,
-                tuning.k1,
-                *([list(held), [float(c) for c in held.values()]] if mixed else []),
-                k,
-            ],
-        ).fetchall()
-    if not rows:
+    held_postings = postings(store, seen)
+    scored = bm25f(
+        held_postings, wanted, facts.in_scope(held_postings, documents), n, avgdl,
+        tuning.k1, tuning.b,
+    )  # fmt: skip
+    if not len(scored.rows):
         return Ranking([], 0.0, 1.0, coverage=0.0)
-    coverage = rows[0][2 if mixed else 4] / len({row[2] for row in wanted})
+    coverage = scored.found / len({row[2] for row in wanted})
+    ids = held_postings.ids[scored.rows]
     if mixed:
-        hits = [(int(r[0]), float(r[1])) for r in rows]
-        return Ranking(hits, 0.0, 1.0, coverage, mixed=True)
-    s1, s2 = rows[0][2], rows[0][3]
-    mean = s1 / n
-    std = max(s2 / n - mean * mean, 0.0) ** 0.5
-    return Ranking([(int(r[0]), float(r[1])) for r in rows], mean, std or 1.0, coverage)
+        z, known = by_language(held_postings, scored, held)
+        return Ranking(top(ids[known], z, k), 0.0, 1.0, coverage, mixed=True)
+    mean = float(scored.scores.sum()) / n
+    std = max(float(np.square(scored.scores).sum()) / n - mean * mean, 0.0) ** 0.5
+    return Ranking(top(ids, scored.scores, k), mean, std or 1.0, coverage)
 
 
-# The end of a BM25 query: its top `k`, with the sums of the scores and of their squares.
-PLAIN_TAIL = """
-        moments AS (
-            SELECT sum(score) AS s1, sum(score * score) AS s2,
-                   (SELECT count(*) FROM df) AS found
-            FROM scored
-        )
-        SELECT passage_id, score, moments.s1, moments.s2, moments.found
-        FROM (SELECT * FROM scored ORDER BY score DESC, passage_id LIMIT ?)
-        CROSS JOIN moments
-        ORDER BY score DESC, passage_id
-"""
-# ... in a notebook of several languages: the top `k` by each passage's score measured against
-# its own language's passages (less their mean, over their spread; `counted` holds how many
-# passages of the scope each language has). Every word of a question matches passages of its
-# own language ("в", "die", "的"), so those stood out of the rest by their language alone;
-# measured against their own language, only passages that share more than that do.
-MIXED_TAIL = """
-        placed AS (
-            SELECT s.passage_id, s.score, coalesce(p.language, '') AS language
-            FROM scored s JOIN passages p ON p.id = s.passage_id
-        ),
-        counted AS (SELECT unnest(?::VARCHAR[]) AS language, unnest(?::DOUBLE[]) AS n),
-        moments AS (
-            SELECT language, sum(score) / any_value(n) AS mean,
-                   sum(score * score) / any_value(n) AS square
-            FROM placed JOIN counted USING (language)
-            GROUP BY language
-        )
-        SELECT passage_id,
-               (score - mean) / coalesce(nullif(sqrt(greatest(square - mean * mean, 0)), 0), 1)
-                   AS z,
-               (SELECT count(*) FROM df) AS found
-        FROM placed JOIN moments USING (language)
-        ORDER BY z DESC, passage_id
-        LIMIT ?
-"""
+_postings: weakref.WeakKeyDictionary[Store, dict[int, tuple[tuple, Postings]]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def postings(store: Store, seen: Lookup) -> Postings:
+    """The keyword rows of the lookup's notebook in memory (knownote.search.postings), read
+    again, or only its new documents', once its documents change."""
+    notebook_id = seen.notebook[0]
+    with _indexes_lock:
+        kept = _postings.setdefault(store, {})
+        key, held = kept.get(notebook_id, (None, EMPTY))
+        if key != seen.notebook:
+            documents = frozenset((i, f"{terms}/{read}") for i, terms, _, read in seen.notebook[2])
+            with store.lock:
+                held = load_postings(store.db, notebook_id, documents, held)
+            kept[notebook_id] = (seen.notebook, held)
+    return held
 
 
 def hybrid_scores(

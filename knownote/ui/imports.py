@@ -17,6 +17,7 @@ from knownote.pipeline.ingest import (
     ocr_progress_text,
     transcribe_progress_text,
 )
+from knownote.pipeline.pace import duration_text, pace_text, rate_text
 from knownote.pipeline.worker import ImportWorker
 from knownote.read.fetch import looks_like_address
 from knownote.settings import Settings
@@ -27,6 +28,7 @@ from knownote.store.jobs import (
     CARDS,
     DUPLICATE,
     FAILED,
+    IMPORT,
     IMPORTED,
     INTERRUPTED,
     MINDMAP,
@@ -131,6 +133,20 @@ def live_jobs(worker: ImportWorker, notebook_id: int) -> None:
     for job in jobs:
         if job.status in ACTIVE:
             live_row(worker, job)
+    if line := queue_line(worker, jobs):
+        st.caption(line)
+
+
+def queue_line(worker: ImportWorker, jobs: list[Job]) -> str | None:
+    """The queue's rate and time left, while files wait behind the running one."""
+    waiting = [job for job in jobs if job.status == QUEUED and job.kind == IMPORT]
+    left = worker.queue_seconds_left(jobs)
+    running = [job for job in jobs if job.status == RUNNING]
+    pace = worker.pace(running[0].id) if running else None
+    if not waiting or left is None or pace is None or pace.rate() is None:
+        return None
+    files = count(len(waiting) + 1, "file")
+    return f"The queue: {files} to go, {duration_text(left)} left at {rate_text(pace.rate())}"
 
 
 def job_name(job: Job) -> str:
@@ -153,6 +169,9 @@ def live_row(worker: ImportWorker, job: Job) -> None:
         )
         return
     fraction, text = progress_of(job)
+    pace = worker.pace(job.id) if job.stage == "embed" else None
+    if pace is not None and (said := pace_text(pace)):
+        text += f"; {said}"
     info.progress(fraction, text=f"{name}: {escape_markdown(text)}")
     if job.cancel_requested:
         action.caption("Cancelling…")

@@ -1,10 +1,11 @@
 """Background imports in a real headless Chromium against `streamlit run app.py`.
 
 Three real PDFs are dropped at once. While the queue works through them the test asks a question
-in the chat and gets its answer, watches the progress move, reloads the page and finds the queue
-as it was, cancels the long book, restarts the server in the middle of the third import and
-imports it again with one click. The database is checked afterwards: every document whole, no
-orphan rows, no file kept for a job that ended.
+in the chat and gets its answer, watches the progress move and say its rate and the time left
+of the book and of the queue, reloads the page and finds the queue as it was, cancels the long
+book, restarts the server in the middle of the third import and imports it again with one click.
+The database is checked afterwards: every document whole, no orphan rows, no file kept for a job
+that ended.
 """
 
 from __future__ import annotations
@@ -76,6 +77,10 @@ def test_imports_run_in_the_background_and_survive_reload_cancel_and_restart(tmp
             expect(book).to_be_visible()  # still importing after the answer
             before = book.inner_text()
             expect(book).not_to_have_text(before, timeout=LONG)  # it moves by itself
+            # While it embeds it says how fast, and how long it and the queue have left.
+            expect(book).to_contain_text("passages/s", timeout=LONG)
+            expect(book).to_contain_text(" left")
+            expect(page.get_by_text("The queue: 2 files to go")).to_be_visible()
 
             page.reload()  # a fresh session finds the queue as it is
             open_sources(page, server.url)

@@ -2,6 +2,7 @@ import numpy as np
 import pytest
 
 from knownote.errors import ModelError
+from knownote.index import embed_onnx
 from knownote.index.embed import model_location
 from knownote.index.embedders import get_embedder
 
@@ -26,13 +27,14 @@ def test_query_is_nearest_to_the_related_passage(embedder):
     assert int(np.argmax(passages @ query)) == 0
 
 
-def test_progress_reports_every_chunk(embedder, monkeypatch):
-    monkeypatch.setattr(embedder, "chunk", 2)
+def test_progress_reports_passages_done_up_to_the_total(embedder, monkeypatch):
+    monkeypatch.setattr(embed_onnx, "PROGRESS_EVERY", 2)
     seen = []
     embedder.embed_passages(
-        ["a", "b", "c"], progress=lambda done, total: seen.append((done, total))
+        ["a", "b", "c", "d", "e"], progress=lambda done, total: seen.append((done, total))
     )
-    assert seen == [(2, 3), (3, 3)]
+    assert seen[-1] == (5, 5)
+    assert [d for d, _ in seen] == sorted({d for d, _ in seen})
 
 
 def test_a_missing_model_folder_is_a_clear_error(tmp_path):

@@ -7,14 +7,16 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from knownote.errors import ModelError
+from knownote.index import embed_onnx
 from knownote.index.embed import SentenceTransformerEmbedder
-from knownote.index.embed_onnx import E5Embedder, OnnxEmbedder
+from knownote.index.embed_onnx import E5Embedder, OnnxEmbedder, batches_by_length
 from knownote.index.embedders import get_embedder
 from knownote.index.onnx_export import ensure_graph, graph_path
 from knownote.index.split import split
@@ -222,3 +224,43 @@ def test_another_model_without_sentence_transformers_says_what_to_install(tmp_pa
     )  # fmt: skip
     assert out.returncode == 0, out.stderr[-2000:]
     assert "sentence-transformers" in out.stdout and "pip install" in out.stdout
+
+
+def test_grouped_by_length_each_passage_gets_its_vector_alone():
+    embedder = get_embedder(MULTILINGUAL)
+    passages = [p[: 40 + 37 * i] for i, p in enumerate(corpus_passages(6)[:24])]
+    together = embedder.embed_passages(passages)
+    alone = np.stack([embedder.embed_passages([p])[0] for p in passages])
+    assert np.abs(together - alone).max() <= 1e-5
+
+
+def test_batches_hold_passages_of_like_length_longest_first():
+    lengths = np.array([10, 1500, 12, 1400, 11, 20])
+    batches = batches_by_length(lengths, max_batch=3)
+    assert [list(b) for b in batches] == [[1, 3], [5, 2, 4], [0]]  # 2 x 1,500 tokens fit 4,096
+
+
+def test_progress_counts_passages_as_runs_finish_across_windows(monkeypatch, embedder):
+    monkeypatch.setattr(embed_onnx, "WINDOW", 8)
+    monkeypatch.setattr(embed_onnx, "PROGRESS_EVERY", 5)
+    reports = []
+    passages = [f"Passage {i} about windows and progress." for i in range(30)]
+    vectors = embedder.embed_passages(passages, progress=lambda d, t: reports.append((d, t)))
+    assert reports[-1] == (30, 30) and len(reports) >= 4  # one a window at least
+    assert [d for d, _ in reports] == sorted(d for d, _ in reports)
+    assert np.allclose(vectors[3], embedder.embed_passages([passages[3]])[0], atol=1e-5)
+
+
+def test_a_progress_that_raises_stops_the_embedding_and_its_threads(monkeypatch, embedder):
+    monkeypatch.setattr(embed_onnx, "PROGRESS_EVERY", 1)
+    runs = []
+    run = OnnxEmbedder._run
+    monkeypatch.setattr(OnnxEmbedder, "_run", lambda self, *a: runs.append(1) or run(self, *a))
+
+    def cancel(done: int, total: int) -> None:
+        raise RuntimeError("cancelled")
+
+    with pytest.raises(RuntimeError, match="cancelled"):
+        embedder.embed_passages([f"Passage {i} to cancel." for i in range(300)], progress=cancel)
+    assert len(runs) < 50  # the queued runs were dropped, not run
+    assert not [t for t in threading.enumerate() if t.name.startswith("embed")]

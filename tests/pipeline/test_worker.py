@@ -334,3 +334,22 @@ def test_an_error_while_the_app_runs_is_a_failure(monkeypatch):
     monkeypatch.setattr(knownote.pipeline.worker, "STOPPING_WAIT", 0.05)
     assert not app_stopping(RuntimeError("a bug"))
     assert not app_stopping(ValueError("another"))
+
+
+def test_a_running_import_says_its_rate_and_the_queue_its_time_left(worker, notebook):
+    line = "Paragraph {} on embedding rates and the time left. "
+    text = "\n\n".join(line.format(i) * 8 for i in range(300))
+    worker.start()
+    try:
+        first = worker.queue.enqueue(notebook.id, "long.txt", text.encode(), 500)
+        worker.queue.enqueue(notebook.id, "later.txt", text.encode() + b" Again.", 500)
+        worker.wake()
+        wait_for(lambda: (pace := worker.pace(first.id)) is not None and pace.rate() is not None)
+        pace = worker.pace(first.id)
+        own_left = pace.seconds_left()
+        queue_left = worker.queue_seconds_left(worker.queue.jobs(notebook.id))
+    finally:
+        worker.stop()
+    assert 0 < pace.done < pace.total and pace.rate() > 0
+    assert own_left > 0
+    assert queue_left > own_left  # the waiting file of the same size counts too

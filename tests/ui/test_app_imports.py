@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+import time
 from pathlib import Path
 
 import duckdb
@@ -12,6 +14,7 @@ from knownote.store.jobs import INTERRUPTED, JobQueue
 from tests.pipeline.test_worker import typed_pdf
 from tests.ui.test_app import (
     NOTES,
+    TIMEOUT,
     create_notebook,
     home,
     settle,
@@ -75,6 +78,27 @@ def test_a_model_made_on_first_use_is_named_in_the_progress(home: Path):
     (bar,) = at.get("progress")
     assert "Preparing the embedding model" in bar.proto.text
     assert 0.5 <= bar.proto.value / 100 < 0.75  # where the embedding starts
+
+
+def test_embedding_says_passages_a_second_and_the_time_left_of_the_file_and_queue(home: Path):
+    at = create_notebook(start(home))
+    line = "Paragraph {} on how fast an import goes and how long it has left. "
+    text = "\n\n".join(line.format(i) * 8 for i in range(300)).encode()
+    key = f"upload_{at.session_state['upload_round']}"
+    files = [("long.txt", text, "text/plain"), ("later.txt", text + b" Again.", "text/plain")]
+    at.file_uploader(key=key).set_value(files).run()
+    deadline = time.monotonic() + TIMEOUT
+    while not any("passages/s" in bar.proto.text for bar in at.get("progress")):
+        assert time.monotonic() < deadline, "no rate was shown while the file embedded"
+        time.sleep(0.2)
+        at.run()
+    assert not at.exception
+    (bar,) = at.get("progress")
+    said = r"long\\.txt: Embedding passages .*; [\d.\\]+ passages/s, (about|under) .* left$"
+    assert re.search(said, bar.proto.text), bar.proto.text
+    queue = r"The queue: 2 files to go, (about|under) .* left at [\d.]+ passages/s"
+    assert re.search(queue, texts(at)), texts(at)
+    settle(at)
 
 
 def test_uploads_are_listed_with_their_outcome_in_a_second_session_too(home: Path):
