@@ -264,7 +264,11 @@ def by_language(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Each scored passage's score measured against its language's passages of the scope (less
     their mean, over their spread; `counted`: how many passages each language has), and which
-    scored passages have a counted language."""
+    scored passages have a counted language.
+
+    Every word of a question matches passages of its own language ("в", "die", "的"), so those
+    stood out of the rest by their language alone; measured against their own language, only
+    passages that share more than that do."""
     names = postings.languages
     n = np.array([float(counted.get(name, 0)) for name in names] or [0.0])
     language = postings.language[scored.rows]

@@ -101,8 +101,9 @@ def term_key(term: str) -> int:
     return int.from_bytes(hashlib.md5(term.encode()).digest()[8:], "little") >> 1
 
 
-# When Store.sort_terms_when_due rewrites the keyword rows: a search reads every unsorted row
-# (~200k rows take ~2 ms), and a rewrite costs ~0.6 s per million rows.
+# When Store.sort_terms_when_due rewrites the keyword rows: a search's posting lists read the
+# rows in term order as runs of one term and sort the rest (knownote.search.postings), and a
+# rewrite costs ~0.6 s per million rows.
 # A source's second language is a language of its notebook when this share of sources has it.
 SECOND_LANGUAGE_SHARE = 0.1
 UNSORTED_TERMS_MIN = 200_000

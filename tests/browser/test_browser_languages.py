@@ -3,7 +3,8 @@ model, is answered beside cards whose marks are exact slices of the English text
 
 The answer model is tests/ollama_standin.py (no Ollama server can be installed where these tests
 run): asked to translate, it gives the question in English; asked to answer, it restates in
-Chinese a sentence of passage [1]. Screenshots go to test-output/ at the repository root.
+Chinese a sentence of the paper on dense representations, citing the passage it was shown that
+holds it. Screenshots go to test-output/ at the repository root.
 """
 
 from __future__ import annotations
@@ -25,13 +26,24 @@ IMPORT_TIMEOUT = 240_000  # ms: the first import may make the multilingual model
 ANSWER_TIMEOUT = 120_000
 QUESTION = "密集段落检索如何对问题和段落进行编码？"
 TRANSLATED = "How does dense passage retrieval encode questions and passages?"
-ANSWER = "密集段落检索使用两个独立的BERT编码器，分别把问题和段落编码成向量。[1]"
+# "Such approaches complement the sparse vector methods as they can potentially give high
+# similarity scores to semantically relevant text pairs, even without exact token matching." (on
+# dense retrieval, in Related Work) in Chinese: a sentence the support spans must find in the
+# English text. (A Chinese sentence that no passage shown says is flagged "no close match".)
+SOURCE = "high similarity scores to semantically"
+ANSWER = (
+    "这类稠密方法可以补充稀疏向量方法，因为即使没有完全相同的词，"
+    "它们也能给语义相关的文本对打出很高的相似度分数。[{n}]"
+)
 
 
 def reply(messages: list[dict]) -> str:
     if "Translate the user's question into English" in messages[0]["content"]:
         return TRANSLATED
-    return ANSWER
+    # "Passages:\n\n[1] title\ntext\n\n[2] …": the number of the one holding the sentence.
+    shown = messages[-1]["content"].split("\n\n[")[1:]
+    holding = [block.split("]")[0] for block in shown if SOURCE in " ".join(block.split())]
+    return ANSWER.format(n=holding[0]) if holding else "没有一段提到。"
 
 
 def test_a_chinese_question_over_an_english_pdf_gets_exact_english_marks(tmp_path: Path):
@@ -62,6 +74,7 @@ def test_a_chinese_question_over_an_english_pdf_gets_exact_english_marks(tmp_pat
         )
         shot(page, "languages-02-answer")
         assert marks, "the Chinese answer sentence leans on a span of the English text"
+        assert any(SOURCE in " ".join(text.split()) for *_, text in marks), marks
         assert dialogs.messages == []
 
     store = Store.open(server.home / "knownote.duckdb")
