@@ -153,12 +153,14 @@ class _Read:
         self.rows[self.n : self.n + m] = rows
         self.tf[self.n : self.n + m] = tf
         self.n += m
-        last = self.runs[-1][0][-1] if self.runs else keys[:1]
-        if not self.rest and m and (keys[1:] >= keys[:-1]).all() and keys[0] >= last:
+        if not m:
+            return  # every row of the batch was another document's
+        follows = not self.runs or keys[0] >= self.runs[-1][0][-1]
+        if not self.rest and follows and (keys[1:] >= keys[:-1]).all():
             firsts = np.concatenate([[0], np.flatnonzero(np.diff(keys)) + 1])
             self.runs.append((keys[firsts], np.diff(np.append(firsts, m))))
             self.in_order += m
-        elif m:
+        else:
             self.rest.append(keys)
 
     def segments(self) -> list[Segment]:

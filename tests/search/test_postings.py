@@ -234,3 +234,22 @@ def test_rows_read_in_term_order_and_after_it_score_alike(
         assert got.scores == pytest.approx(expected.scores)
         hits = keyword_ranking(store, Scope(notebook.id), query, 10).hits
         assert_same_ranking(hits, by_hand(store, notebook.id, query))
+
+
+def test_only_the_documents_asked_for_are_read_among_others_ids(
+    store, notebook, paragraphs, monkeypatch
+):
+    _, ids = paragraphs
+    store.sort_terms()  # the rows in term order: theirs and the other documents' interleaved
+    monkeypatch.setattr(postings, "READ_BATCH", 7)  # some batches only the others' rows
+    ends = sorted(ids.values())[:: len(ids) - 1]
+    documents = frozenset(d for d in held_documents(store, notebook.id) if d[0] in ends)
+    read = postings.load(store.db, notebook.id, documents)
+    wanted = {p.id for d in ends for p in store.passages(d)}
+    assert set(read.ids.tolist()) == wanted
+    held = {int(read.ids[r]) for s in read.segments for r in s.rows}
+    counted = store.db.execute(
+        "SELECT count(*) FROM passage_terms WHERE list_contains(?::BIGINT[], passage_id)",
+        [sorted(wanted)],
+    ).fetchone()[0]
+    assert held == wanted and sum(len(s.rows) for s in read.segments) == counted
