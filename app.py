@@ -380,10 +380,6 @@ def main() -> None:
         from knownote.ui.study import study_view
 
         study_view(store, notebook, settings.app_url, worker, llm, model)
-    elif view == "Mind map":
-        from knownote.ui.mindmap import mind_map_view
-
-        mind_map_view(store, notebook, llm, model, worker, settings.app_url)
     elif view == "Notes":
         from knownote.ui.notes import notes_view
 

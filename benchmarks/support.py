@@ -23,7 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from knownote.answer.cite import SourcePassage
-from knownote.answer.support import sentence_spans, support_spans
+from knownote.answer.support import sentence_pieces, support_spans
 from knownote.index.embedders import get_embedder
 from knownote.index.split import split
 
@@ -49,7 +49,7 @@ def answers(given: list[SourcePassage]) -> dict[str, str]:
     """Answers made of the passages' own sentences, shortened and marked, plus awkward ones."""
     sentences = []
     for p in given:
-        for a, b in sentence_spans(p.text, document=True):
+        for a, b in sentence_pieces(p.text):
             words = p.text[a:b].split()
             if len(words) >= 6:
                 sentences.append(" ".join(words[: len(words) * 2 // 3]) + f" [{p.n}].")
@@ -83,9 +83,10 @@ def main() -> None:
     print(f"{len(given)} passages, {sum(len(p.text) for p in given):,} characters; {RUNS} runs")
     for name, text in answers(given).items():
         supports = support_spans(text, given)
+        sentences = len(sentence_pieces(text, lines=True))
         median, worst, cpu = timed(lambda text=text: support_spans(text, given))
         print(
-            f"{name:<26} {len(sentence_spans(text)):>4} sentences {len(supports):>4} spans  "
+            f"{name:<26} {sentences:>4} sentences {len(supports):>4} spans  "
             f"median {median:6.2f} ms  worst {worst:6.2f} ms  (CPU median {cpu:6.2f} ms)"
         )
 

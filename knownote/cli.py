@@ -418,7 +418,7 @@ def cmd_eval(args: argparse.Namespace, store: Store | None, settings: Settings) 
 
 def cmd_reindex(args: argparse.Namespace, store: Store, settings: Settings) -> int:
     """Re-index, in the foreground, documents imported before titles, sections and stemming,
-    and read the languages of those imported before languages were kept."""
+    and read the languages and roles of those imported before they were kept."""
     from knownote.index.embedders import get_embedder
     from knownote.notebooks import find_notebook
     from knownote.pipeline.reindex import (
@@ -426,8 +426,10 @@ def cmd_reindex(args: argparse.Namespace, store: Store, settings: Settings) -> i
         read_missing_languages,
         reindex_notebook,
     )
+    from knownote.pipeline.roles import read_missing_roles
 
     read_missing_languages(store)
+    read_missing_roles(store)
     if args.model:
         return reembed(args, store)
     ids = [find_notebook(store, args.notebook).id] if args.notebook else notebooks_to_reindex(store)

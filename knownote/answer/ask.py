@@ -37,6 +37,7 @@ from knownote.errors import KnowNoteError, ModelError, StreamInterrupted
 from knownote.index.centring import LanguageMeans
 from knownote.index.embed import Embedder
 from knownote.index.language import NAMES, language_of
+from knownote.read.roles import Roles
 from knownote.search.followup import queries_for, search_queries
 from knownote.search.retrieve import Hit, language_means
 from knownote.settings import Settings
@@ -84,6 +85,11 @@ def _document_texts(store: Store, hits: Sequence[Hit]) -> dict[int, str]:
         with contextlib.suppress(KnowNoteError):
             texts[document_id] = store.document_text(document_id)
     return texts
+
+
+def _roles(store: Store, cited: Sequence[Hit] | Sequence[SourcePassage]) -> dict[int, Roles]:
+    """The roles of the documents the hits or passages come from."""
+    return {i: Roles(store.roles(i)) for i in {c.document_id for c in cited}}
 
 
 def _language_means(store: Store, notebook_id: int) -> LanguageMeans | None:
@@ -188,7 +194,7 @@ def ask(
             notice = f"{e} {QUOTED_INSTEAD}"
     means = _language_means(store, notebook_id)
     text, cited = extractive_answer(
-        embedder, queries[-1], hits, _document_texts(store, hits), means
+        embedder, queries[-1], hits, _document_texts(store, hits), means, _roles(store, hits)
     )
     answer = record.save(
         text, _mark_cited(passages, cited), model=None, extractive=True, notice=notice
@@ -295,7 +301,7 @@ class Turn:
         incomplete: bool = False,
     ) -> Answer:
         text, _, dropped = normalize_marks(raw, len(passages))
-        supports = support_spans(text, passages, self.embedder)
+        supports = support_spans(text, passages, self.embedder, _roles(self.store, passages))
         message_id = chats.add_answer(
             self.store,
             self.chat_id,

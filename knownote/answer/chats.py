@@ -16,8 +16,9 @@ import duckdb
 
 from knownote.answer.cite import Answer, SourcePassage, Support, normalize_marks, time_label
 from knownote.answer.ranges import SpanLinks
-from knownote.answer.support import NO_CLOSE_MATCH, NO_CLOSE_MATCH_ANY
+from knownote.answer.support import NO_CLOSE_MATCH, NO_CLOSE_MATCH_ANY, shown_span
 from knownote.errors import KnowNoteError, NotFound
+from knownote.read.roles import Roles
 from knownote.read.sections import section_label
 from knownote.store.db import Store
 
@@ -162,6 +163,23 @@ def citations_by_key(
     )
 
 
+def shown_supports(
+    store: Store, supports: dict[int, tuple[Support, ...]]
+) -> dict[int, tuple[Support, ...]]:
+    """Supports as a reader is shown them: a page header or footer inside a span as "…"."""
+    roles: dict[int, Roles] = {}
+
+    def shown(s: Support) -> Support:
+        if s.stale:
+            return s
+        if s.document_id not in roles:
+            roles[s.document_id] = Roles(store.roles(s.document_id))
+        text = shown_span(s.text, s.start, roles[s.document_id])
+        return s if text == " ".join(s.text.split()) else replace(s, shown=text)
+
+    return {k: tuple(shown(s) for s in v) for k, v in supports.items()}
+
+
 def delete_chat(store: Store, chat_id: int) -> None:
     get_chat(store, chat_id)
     with store.transaction() as db:
@@ -267,6 +285,7 @@ def load_chat(store: Store, chat_id: int) -> list[Answer]:
         rows = store.db.execute(_PASSAGES_SQL, [chat_id]).fetchall()
         support_rows = store.db.execute(_SUPPORTS_SQL, [chat_id]).fetchall()
     passages, supports = citations_by_key(rows, support_rows)
+    supports = shown_supports(store, supports)
     answers: list[Answer] = []
     question: str | None = None
     for message_id, role, content, model, extractive, incomplete, stored, rewrite in messages:
@@ -387,7 +406,7 @@ def _support_quotes(answer: Answer, p: SourcePassage) -> list[str]:
             continue
         stale = " (stale: the document changed)" if s.stale else ""
         out += ["", f"    Sentence {s.sentence + 1} leans on {s.chars}{stale}:", ""]
-        out.append(_quote(" ".join(s.text.split()), "    "))
+        out.append(_quote(s.display, "    "))
     return out
 
 

@@ -127,10 +127,17 @@ class Support:
     suggested: bool
     weak: bool
     stale: bool = False
+    # The span as a reader is shown it, when that differs from its text on one line: a page
+    # header or footer inside it shown as "…" (knownote.answer.support.shown_span).
+    shown: str = ""
 
     @property
     def chars(self) -> str:
         return chars_label(self.start, self.end)
+
+    @property
+    def display(self) -> str:
+        return self.shown or " ".join(self.text.split())
 
     def as_dict(self) -> dict[str, object]:
         return dataclasses.asdict(self)

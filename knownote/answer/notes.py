@@ -25,6 +25,7 @@ from knownote.answer.chats import (
     insert_citations,
     list_chats,
     located,
+    shown_supports,
     stale_sql,
 )
 from knownote.answer.cite import Answer, SourcePassage, Support, normalize_marks
@@ -32,6 +33,7 @@ from knownote.answer.ranges import SpanLinks
 from knownote.answer.support import support_spans
 from knownote.errors import KnowNoteError, NotFound
 from knownote.index.embed import Embedder
+from knownote.read.roles import Roles
 from knownote.store.db import Store
 
 NOTE_KIND = "note"
@@ -114,7 +116,8 @@ def edit(
     if note.from_answer:
         body, cited, _ = normalize_marks(body, len(note.passages))
         passages = tuple(replace(p, cited=p.n in cited, stale=False) for p in note.passages)
-        supports = support_spans(body, passages, embedder)
+        roles = {d: Roles(store.roles(d)) for d in {p.document_id for p in passages}}
+        supports = support_spans(body, passages, embedder, roles)
     with store.transaction() as db:
         db.execute(
             "UPDATE notes SET title = ?, body = ?, updated_at = current_timestamp WHERE id = ?",
@@ -213,6 +216,7 @@ def _with_citations(store: Store, rows: list[tuple]) -> list[Note]:
         passage_rows = store.db.execute(_PASSAGES_SQL, [ids]).fetchall()
         support_rows = store.db.execute(_SUPPORTS_SQL, [ids]).fetchall()
     passages, supports = citations_by_key(passage_rows, support_rows)
+    supports = shown_supports(store, supports)
     return [
         Note(*row, passages=passages.get(i, ()), supports=supports.get(i, ()))
         for i, row in zip(ids, rows, strict=True)

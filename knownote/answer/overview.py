@@ -12,6 +12,7 @@ summary marked with their [n] and three questions a reader could ask; kept with 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -19,15 +20,22 @@ import numpy as np
 from knownote.answer.cite import SourcePassage, chars_label, normalize_marks, page_label
 from knownote.answer.ollama_chat import num_ctx_for
 from knownote.answer.prompts import Chat, passage_header, without_thinking
-from knownote.answer.quotes import display_text, sentence_spans
+from knownote.answer.quotes import display_text
 from knownote.errors import ModelError
 from knownote.index.embed import Embedder
-from knownote.store.db import Store
+from knownote.index.sentences import sentences as split_sentences
+from knownote.index.sentences import shown_parts
+from knownote.read.roles import PROSE, Roles
+from knownote.store.db import Passage, Store
 
 QUOTES = 3
 CENTRAL_PASSAGES = 6  # the passages nearest the centre whose sentences are candidates
 MIN_CHARS = 40  # shorter sentences are headings, captions or fragments
 MAX_CHARS = 320
+LETTERS = 0.5  # least share of letters in a sentence quoted ("& @ $ (-.45) + 4" is not one)
+# Quoted where a document has no prose (a slide deck's captions); else nothing is quoted.
+SAID_ELSE = frozenset({"caption", "footnote"})
+PROSE_SHARE = 0.5  # passages less of whose text is prose are not drawn from, where others are
 SAME_PASSAGE_PENALTY = 0.05  # a little preference for quotes from different passages
 WRITTEN_FROM = 5  # central passages a model writes the overview from
 QUESTIONS = 3
@@ -64,12 +72,23 @@ class Quote:
     text: str
     page: int | None
     score: float
+    skipped: tuple[tuple[int, int], ...] = ()  # page headers and footers inside, document offsets
 
     @property
     def shown(self) -> str:
         """The sentence on one line as quoted answers show it: a word hyphenated at a line
-        wrap is whole ("comparing", not "compar- ing")."""
-        return display_text(self.text)
+        wrap is whole ("comparing", not "compar- ing"), a page header or footer inside it "…"."""
+        return " … ".join(display_text(part) for part in self.parts)
+
+    @property
+    def parts(self) -> list[str]:
+        """The sentence's text without the page headers and footers inside it."""
+        parts, at = [], self.start
+        for a, b in self.skipped:
+            parts.append(self.text[at - self.start : a - self.start])
+            at = b
+        parts.append(self.text[at - self.start :])
+        return [p for p in parts if p.strip()]
 
     @property
     def where(self) -> str:
@@ -86,29 +105,58 @@ def by_centrality(vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def central_sentences(
-    store: Store, embedder: Embedder, document_id: int, n: int = QUOTES
+    store: Store,
+    embedder: Embedder,
+    document_id: int,
+    n: int = QUOTES,
+    roles: Roles | None = None,
 ) -> list[Quote]:
-    """The document's `n` sentences nearest to its centre, in reading order."""
+    """The document's `n` sentences nearest to its centre, in reading order.
+
+    They are drawn from its prose (body text and lists, by its `roles`, read from the store when
+    not given): the passages nearest the centre that are mostly prose, and their prose sentences.
+    A document without prose has its captions and footnotes quoted, else nothing: a table's
+    cells, code, a reference list or page furniture are not sentences to quote.
+    """
     vectors = store.vectors(document_id)
     passages = store.passages(document_id)
     if not len(passages) or vectors.shape[0] != len(passages):
         return []
+    if roles is None:
+        roles = Roles(store.roles(document_id))
     centre, order = by_centrality(vectors)
-    nearest = order[:CENTRAL_PASSAGES]
+    nearest = prose_first(order, passages, roles)[:CENTRAL_PASSAGES]
     pages = store.pages(document_id)
-    candidates = []  # (passage rank, start, end, page)
+    found = []  # (passage rank, sentence)
     for rank, i in enumerate(nearest):
-        p = passages[int(i)]
-        for a, b in sentence_spans(p.text):
-            if MIN_CHARS <= b - a <= MAX_CHARS:
-                start = p.start + a
-                page = next((g.number for g in pages if g.start <= start < g.end), None)
-                candidates.append((rank, start, p.start + b, page))
+        p = passages[i]
+        for s in split_sentences(p.text, roles=roles, offset=p.start):
+            said = " ".join(display_text(part) for part in shown_parts(p.text, s))
+            if MIN_CHARS <= len(said) <= MAX_CHARS and _wordy(said):
+                found.append((rank, s))
+    # Prose, else captions and footnotes; never a table's cells, code or a reference as a sentence
+    for kept in (PROSE, SAID_ELSE):
+        if any(s.role in kept for _, s in found):
+            found = [(rank, s) for rank, s in found if s.role in kept]
+            break
+    else:
+        found = []
+    candidates = []  # (passage rank, start, end, page, skipped)
+    for rank, s in found:
+        p = passages[nearest[rank]]
+        start = p.start + s.start
+        page = next((g.number for g in pages if g.start <= start < g.end), None)
+        skipped = tuple((p.start + a, p.start + b) for a, b in s.skipped)
+        candidates.append((rank, start, p.start + s.end, page, skipped))
     if not candidates:
         return []
     text = store.document_text(document_id)
-    sentences = [text[a:b] for _, a, b, _ in candidates]
-    scores = embedder.embed_passages(sentences) @ centre
+    sentences = [text[a:b] for _, a, b, _, _ in candidates]
+    shown = [
+        " ".join(text[a:b] for a, b in _outside(start, end, skipped))
+        for _, start, end, _, skipped in candidates
+    ]
+    scores = embedder.embed_passages(shown) @ centre
     chosen: list[int] = []
     used: set[int] = set()
     while len(chosen) < min(n, len(candidates)):
@@ -120,18 +168,49 @@ def central_sentences(
         chosen.append(best)
         used.add(candidates[best][0])
     quotes = [
-        Quote(document_id, a, b, sentences[i], page, float(scores[i]))
-        for i, (_, a, b, page) in ((i, candidates[i]) for i in chosen)
+        Quote(document_id, a, b, sentences[i], page, float(scores[i]), skipped)
+        for i, (_, a, b, page, skipped) in ((i, candidates[i]) for i in chosen)
     ]
     return sorted(quotes, key=lambda q: q.start)
 
 
+def _wordy(text: str) -> bool:
+    """Whether most of the text's characters are letters: not a formula, an axis or a table row
+    read as body text."""
+    chars = "".join(text.split())
+    return sum(c.isalpha() for c in chars) >= LETTERS * len(chars)
+
+
+def prose_first(order: Sequence[int], passages: Sequence[Passage], roles: Roles) -> list[int]:
+    """Of the passages in `order`, those mostly prose (body text and lists: at least PROSE_SHARE
+    of their characters), in that order; all of them when none is."""
+    mostly = [
+        int(i)
+        for i in order
+        if roles.share(passages[i].start, passages[i].end, PROSE) >= PROSE_SHARE
+    ]
+    return mostly or [int(i) for i in order]
+
+
+def _outside(start: int, end: int, skipped: tuple[tuple[int, int], ...]) -> list[tuple[int, int]]:
+    """`[start, end)` without the `skipped` ranges."""
+    out, at = [], start
+    for a, b in skipped:
+        out.append((at, a))
+        at = b
+    out.append((at, end))
+    return [(a, b) for a, b in out if a < b]
+
+
 def central_passages(store: Store, document_id: int, k: int = WRITTEN_FROM) -> list[int]:
-    """Indexes of the document's `k` passages nearest its centre, in reading order."""
+    """Indexes of the document's `k` passages nearest its centre that are mostly prose (see
+    `prose_first`), in reading order."""
     vectors = store.vectors(document_id)
-    if not vectors.shape[0]:
+    passages = store.passages(document_id)
+    if not vectors.shape[0] or vectors.shape[0] != len(passages):
         return []
-    return sorted(int(i) for i in by_centrality(vectors)[1][:k])
+    order = by_centrality(vectors)[1]
+    return sorted(prose_first(order, passages, Roles(store.roles(document_id)))[:k])
 
 
 def overview_passages(

@@ -28,7 +28,10 @@ from knownote.errors import EmbeddingUnavailable
 from knownote.index.centring import LanguageMeans
 from knownote.index.embed import Embedder
 from knownote.index.language import language_name, language_of, question_language
+from knownote.index.sentences import Sentence, shown_parts
+from knownote.index.sentences import sentences as split_sentences
 from knownote.index.tokenize import tokenize
+from knownote.read.roles import MINOR, PROSE, Roles
 from knownote.search.retrieve import Hit
 
 MAX_SENTENCES = 5
@@ -63,19 +66,14 @@ ALIGNMENT_WEIGHT = 1.0
 
 _ENDERS = ".!?…。！？｡．"
 _CLOSERS = "\"'”’»)\\]}」』）》〉】〕"
-# Where a sentence ends: ASCII punctuation before whitespace that is not followed by a lower-case
-# letter ("e.g. the", "et al. (2003)" stay whole), full-width punctuation, a blank line, or a
-# line that starts a list item.
-_SENTENCE_END = re.compile(
-    rf"[.!?…]+[{_CLOSERS}]*(?:\[[^\]\n]{{1,30}}\])*(?=\s++(?![a-z(]))"
-    rf"|[。！？｡．]+[{_CLOSERS}]*"
-    r"|\n[^\S\n]*\n"
-    r"|\n(?=[^\S\n]*(?:[-*•·▪]|\d+[.)])\s)"
-)
 _CJK_CHAR = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uff00-\uffef"
 _MD_IMAGE = re.compile(r"!\[[^\]\n]*\]\([^)\s]*\)")
 _MD_LINK = re.compile(r"\[([^\]\n]*)\]\([^)\s]*\)")
+_MD_EMPHASIS = re.compile(r"\*\*(?=\S)([^\n]+?)(?<=\S)\*\*")
 _WHOLLY_QUOTED = re.compile(r"[\"“«「『].*[\"”»」』][.。]?$")
+TABLE_CHARS = 600  # of a table quoted (its rows)
+# Not quoted as sentences when the passages hold prose (knownote.read.roles).
+UNQUOTED = MINOR | {"heading", "formula", "code", "figure"}
 _BULLET = re.compile(r"^(?:[-*•·▪]|\d+[.)])\s+")
 # What precedes a quote from a source in another language than the question: "(English) ".
 LANGUAGE_MARK = re.compile(r"^\((\w+)\) ")
@@ -92,28 +90,10 @@ class _Sentence:
     language: str | None = None  # its passage's language
 
 
-def sentence_spans(text: str) -> list[tuple[int, int]]:
-    """[start, end) of each sentence in `text`, whitespace trimmed."""
-    spans = []
-    start = 0
-    for match in _SENTENCE_END.finditer(text):
-        spans.append((start, match.end()))
-        start = match.end()
-    spans.append((start, len(text)))
-    out = []
-    for a, b in spans:
-        piece = text[a:b]
-        lead = len(piece) - len(piece.lstrip())
-        trail = len(piece) - len(piece.rstrip())
-        if b - a - lead - trail > 0:
-            out.append((a + lead, b - trail))
-    return out
-
-
 def display_text(text: str) -> str:
-    """A sentence as quoted: links shown as their text, citation-like marks removed, line
-    wraps joined (a hyphen at a wrap before a lower-case letter is dropped)."""
-    text = _MD_LINK.sub(r"\1", _MD_IMAGE.sub("", text))
+    """A sentence as quoted: links shown as their text, bold Markdown as its text, citation-like
+    marks removed, line wraps joined (a hyphen at a wrap before a lower-case letter is dropped)."""
+    text = _MD_EMPHASIS.sub(r"\1", _MD_LINK.sub(r"\1", _MD_IMAGE.sub("", text)))
     text = _BULLET.sub("", strip_marks(text).lstrip())
     text = re.sub(r"(?<=[a-z])-\n[^\S\n]*(?=[a-z])", "", text)
     text = re.sub(rf"(?<=[{_CJK_CHAR}])\s*\n\s*(?=[{_CJK_CHAR}])", "", text)
@@ -140,24 +120,54 @@ def _ends_sentence(text: str, document: str, offset: int) -> bool:
     return not after.strip() or bool(re.match(r"[^\S\n]*\n(?:[^\S\n]*\n|\s*[-*•·▪#])", after))
 
 
-def _sentences(hits: Sequence[Hit], documents: dict[int, str]) -> list[_Sentence]:
-    """Candidate sentences of the passages, best-ranked passages first, at most MAX_CANDIDATES."""
+def shown_sentence(text: str, sentence: Sentence) -> str:
+    """A sentence as quoted (`display_text`), a page header or footer it runs over shown as
+    "…"."""
+    return " … ".join(display_text(part) for part in shown_parts(text, sentence))
+
+
+def _table_rows(text: str, sentence: Sentence) -> str:
+    """A table's range as quoted: its rows (lines) on one line, cells as they stand, cut after
+    TABLE_CHARS."""
+    rows = [" ".join(line.split()) for line in text[sentence.start : sentence.end].splitlines()]
+    shown = " · ".join(row for row in rows if row)
+    return shown if len(shown) <= TABLE_CHARS else shown[: TABLE_CHARS - 1].rstrip() + "…"
+
+
+def _sentences(
+    hits: Sequence[Hit], documents: dict[int, str], roles: dict[int, Roles] | None = None
+) -> list[_Sentence]:
+    """Candidate sentences of the passages, best-ranked passages first, at most MAX_CANDIDATES.
+
+    With the documents' `roles`, a table is quoted as a table (its rows), never as sentences, and
+    parts that are not read as prose (an author block, a reference entry, navigation, a page
+    header) are left out when the passages hold prose."""
+    roles = roles or {}
+    split = [
+        split_sentences(hit.text, roles=roles.get(hit.document_id), offset=hit.start)
+        for hit in hits
+    ]
+    prose = any(s.role in PROSE for spans in split for s in spans)
     found: list[_Sentence] = []
-    for rank, hit in enumerate(hits):
+    for rank, (hit, spans) in enumerate(zip(hits, split, strict=True)):
         if len(found) >= MAX_CANDIDATES:
             break
         document = documents.get(hit.document_id, hit.text)
         base = hit.start if documents.get(hit.document_id) is not None else 0
-        spans = sentence_spans(hit.text)
-        for i, (a, b) in enumerate(spans):
-            shown = display_text(hit.text[a:b])
+        spans = _tables_whole(spans)
+        for i, sentence in enumerate(spans):
+            a, b = sentence.start, sentence.end
+            table = sentence.role == "table"
+            if prose and sentence.role in UNQUOTED:
+                continue
+            shown = _table_rows(hit.text, sentence) if table else shown_sentence(hit.text, sentence)
             words = tokenize(shown)
             last = shown.rstrip(_CLOSERS)[-1:]
-            if len(words) < 4 or (last not in _ENDERS and len(words) < 8):
+            if len(words) < 4 or (last not in _ENDERS and len(words) < 8 and not table):
                 continue  # headings, captions, stray numbers
             numeric = "".join("9" if w.isdigit() else "a" for w in words)
-            if numeric.count("9") > 0.3 * len(words) or "9999" in numeric:
-                continue  # table rows, figure axes
+            if not table and (numeric.count("9") > 0.3 * len(words) or "9999" in numeric):
+                continue  # table rows, figure axes (of a document without roles)
             cut_before = i == 0 and not _starts_sentence(hit.text[a:b], document, base + a)
             cut_after = i == len(spans) - 1 and not _ends_sentence(
                 hit.text[a:b], document, base + b
@@ -169,6 +179,17 @@ def _sentences(hits: Sequence[Hit], documents: dict[int, str]) -> list[_Sentence
             )
             found.append(_Sentence(rank, a, shown, cut_before, cut_after, penalty, hit.language))
     return found
+
+
+def _tables_whole(spans: list[Sentence]) -> list[Sentence]:
+    """Each table's consecutive pieces as one."""
+    out: list[Sentence] = []
+    for s in spans:
+        if out and s.role == "table" and out[-1].role == "table":
+            out[-1] = Sentence(out[-1].start, s.end, "table")
+        else:
+            out.append(s)
+    return out
 
 
 def _overlap_scores(query: str, sentences: Sequence[_Sentence]) -> np.ndarray:
@@ -296,6 +317,7 @@ def extractive_answer(
     hits: Sequence[Hit],
     documents: dict[int, str] | None = None,
     means: LanguageMeans | None = None,
+    roles: dict[int, Roles] | None = None,
 ) -> tuple[str, set[int]]:
     """Quote the sentences of `hits` most relevant to `query`, each followed by its [n].
 
@@ -305,14 +327,15 @@ def extractive_answer(
     `_arranged`). `documents` (id -> text) lets the quote mark sentences cut by a passage
     boundary with "…". With the notebook's language `means` (knownote.search.retrieve.
     language_means), sentences of different languages are scored on the same footing; a sentence
-    in another language than the question is marked with its language's name.
+    in another language than the question is marked with its language's name. With the
+    documents' `roles` (id -> Roles), quotes are drawn from prose (see `_sentences`).
 
     Returns:
         The text and the set of passage numbers it cites.
     """
     if not hits:
         return "", set()
-    candidates = _sentences(hits, documents or {})
+    candidates = _sentences(hits, documents or {}, roles)
     if not candidates:
         first = display_text(hits[0].text)
         short = first if len(first) <= 300 else first[:299].rstrip() + "…"

@@ -35,7 +35,9 @@ from knownote.answer.alignment import TokenEncoder, recall, token_encoder
 from knownote.answer.cite import MARK, SourcePassage, Support, strip_marks
 from knownote.index.embed import Embedder
 from knownote.index.language import language_of
+from knownote.index.sentences import SKIPPED, sentence_spans
 from knownote.index.tokenize import tokenize
+from knownote.read.roles import Roles
 from knownote.settings import MULTILINGUAL
 
 WEAK_SCORE = 0.20  # best support under this is flagged; tuned with `knownote eval-support`
@@ -93,74 +95,7 @@ NO_CLOSE_MATCH = "no close match in the cited passages"
 NO_CLOSE_MATCH_ANY = "no close match in the passages"
 SUGGESTED = "suggested"
 
-_ABBREVIATIONS = frozenset(
-    [
-        "mr",
-        "mrs",
-        "ms",
-        "dr",
-        "prof",
-        "st",
-        "sr",
-        "jr",
-        "vs",
-        "etc",
-        "al",
-        "fig",
-        "figs",
-        "eq",
-        "no",
-        "nos",
-        "vol",
-        "pp",
-        "ch",
-        "sec",
-        "inc",
-        "ltd",
-        "co",
-        "corp",
-        "dept",
-        "est",
-        "approx",
-        "ca",
-        "cf",
-        "e.g",
-        "i.e",
-        "u.s",
-        "u.k",
-        "jan",
-        "feb",
-        "mar",
-        "apr",
-        "jun",
-        "jul",
-        "aug",
-        "sep",
-        "sept",
-        "oct",
-        "nov",
-        "dec",
-    ]
-)
-_CLOSERS = "\"'”’»)\\]}」』）》〉】〕"
-_MARKS = r"(?:[^\S\n]*\[\d+\])*"
-# Candidate sentence ends; an ASCII full stop is then checked against abbreviations.
-_END = re.compile(
-    rf"[.!?…]+[{_CLOSERS}]*{_MARKS}(?=\s|$)"
-    rf"|[。！？｡．!?]+[{_CLOSERS}]*{_MARKS}"
-    r"|\n"
-)
-# In documents a single line break is mostly a wrap: only a blank line or a list item ends there.
-_DOCUMENT_END = re.compile(
-    rf"[.!?…]+[{_CLOSERS}]*(?=\s|$)"
-    rf"|[。！？｡．!?]+[{_CLOSERS}]*"
-    r"|\n[^\S\n]*\n"
-    r"|\n(?=[^\S\n]*(?:[-*•·▪#]|\d+[.)])\s)"
-)
-# A closing quote that a quotative particle follows (「…！」と, 「…。」という) ends no sentence.
-_QUOTED = re.compile(r"[」』”](?:と|って|という|との)")
 _CLAUSE = re.compile(r"[；;：:，,、]+[^\S\n]*")
-_WORD_BEFORE = re.compile(r"([\w.]+)\.+$")
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9f\uac00-\ud7af"
 # Vertical or narrow CJK text comes out of a PDF a character or a few per line.
 _CJK_WRAP = re.compile(rf"(?<=[{_CJK}])\s+(?=[{_CJK}])")
@@ -180,40 +115,30 @@ def _kind_weight(term: str) -> float:
     return KANA_WEIGHT if _HIRAGANA.fullmatch(term) else 1.0
 
 
-def _is_abbreviation(text: str, dot: int) -> bool:
-    """Whether the full stop at `dot` ends an abbreviation or an initial ("e.g.", "J.")."""
-    match = _WORD_BEFORE.search(text, max(0, dot - 12), dot + 1)
-    if not match:
-        return False
-    word = match.group(1).casefold()
-    return word in _ABBREVIATIONS or (len(word) == 1 and word.isalpha())
-
-
-def sentence_spans(text: str, document: bool = False) -> list[tuple[int, int]]:
-    """[start, end) of each sentence of `text`, whitespace trimmed; marks that follow a sentence
-    stay with it. Full-width punctuation, line breaks and ASCII punctuation before whitespace end
-    a sentence; a full stop after an abbreviation or before a lower-case word does not.
-
-    With `document`, a single line break (a wrap in extracted text) ends nothing unless a list
-    item follows; a blank line does.
+def sentence_pieces(
+    text: str, *, lines: bool = False, roles: Roles | None = None, offset: int = 0
+) -> list[tuple[int, int]]:
+    """[start, end) of each sentence of `text` (knownote.index.sentences), whitespace trimmed;
+    marks that follow a sentence stay with it, and a "sentence" longer than MAX_SENTENCE (no
+    punctuation at all) is cut at its clauses. `lines`: an answer, where each line break ends a
+    sentence; `roles` and `offset`: a passage at `offset` of a document with those roles.
     """
-    cuts = []
-    for match in (_DOCUMENT_END if document else _END).finditer(text):
-        end = match.end()
-        if text[match.start()] == ".":
-            rest = text[end:].lstrip()
-            if _is_abbreviation(text, match.start()) or rest[:1].islower():
-                continue
-        if _QUOTED.match(text, end - 1):  # 「…した。」と述べた: the quote goes on
-            continue
-        cuts.append(end)
     out = []
-    start = 0
-    for end in [*cuts, len(text)]:
-        for a, b in _trim(text, start, end):
-            out.extend(_clauses(text, a, b, MAX_SENTENCE, MAX_SENTENCE // 4))
-        start = end
+    for a, b in sentence_spans(text, roles=roles, offset=offset, lines=lines):
+        out.extend(_clauses(text, a, b, MAX_SENTENCE, MAX_SENTENCE // 4))
     return out
+
+
+def shown_span(text: str, start: int, roles: Roles) -> str:
+    """A span's `text` (found at `start` of its document) as a reader is shown it: a page header
+    or footer inside it as "…" (the span's offsets still cover it)."""
+    parts, at = [], start
+    for p in roles.pieces(start, start + len(text)):
+        if p.role in SKIPPED and start < p.start and p.end < start + len(text):
+            parts.append(text[at - start : p.start - start])
+            at = p.end
+    parts.append(text[at - start :])
+    return " … ".join(" ".join(part.split()) for part in parts if part.strip())
 
 
 def _trim(text: str, a: int, b: int) -> list[tuple[int, int]]:
@@ -257,13 +182,18 @@ class _Candidate:
     terms: frozenset[str]
 
 
-def candidates(passages: Sequence[SourcePassage]) -> list[_Candidate]:
-    """The sentences of each passage, and the clauses of long ones, once per document range."""
+def candidates(
+    passages: Sequence[SourcePassage], roles: dict[int, Roles] | None = None
+) -> list[_Candidate]:
+    """The sentences of each passage, and the clauses of long ones, once per document range.
+    With a document's `roles`, no sentence runs across a change of role (a page header between
+    two halves of one is run over: its range stays an exact slice of the text)."""
+    roles = roles or {}
     found: list[_Candidate] = []
     seen: set[tuple[int, int, int]] = set()
     for p in passages:
         spans = []
-        for a, b in sentence_spans(p.text, document=True):
+        for a, b in sentence_pieces(p.text, roles=roles.get(p.document_id), offset=p.start):
             spans.append((a, b))
             if b - a > MAX_SPAN:
                 spans.extend(s for s in _clause_pieces(p.text, a, b, MIN_CLAUSE) if s != (a, b))
@@ -525,22 +455,27 @@ def best_support(
 
 
 def support_spans(
-    text: str, passages: Sequence[SourcePassage], embedder: Embedder | None = None
+    text: str,
+    passages: Sequence[SourcePassage],
+    embedder: Embedder | None = None,
+    roles: dict[int, Roles] | None = None,
 ) -> tuple[Support, ...]:
     """The support of each sentence of an answer (`text` with canonical `[n]` marks).
 
     A sentence with marks is matched inside the passages it cites; one without marks inside all
     `passages`, and its support is a suggestion. Sentences without keywords get none. With the
     notebook's `embedder`, a sentence no span matches by its words is matched by meaning.
+    `roles` (document id -> its roles) keeps spans inside one role.
     """
     if not text.strip() or not passages:
         return ()
     numbers = {p.n for p in passages}
-    spans = candidates(passages)
+    roles = roles or {}
+    spans = candidates(passages, roles)
     scorer = Scorer(spans)
     meaning = meaning_scorer(spans, embedder)
     out = []
-    for i, (a, b) in enumerate(sentence_spans(text)):
+    for i, (a, b) in enumerate(sentence_pieces(text, lines=True)):
         sentence = text[a:b]
         cited = {int(m.group(1)) for m in MARK.finditer(sentence)} & numbers
         found = best_support(scorer, meaning, strip_marks(sentence), cited or None)
@@ -548,6 +483,7 @@ def support_spans(
             continue
         span, score, weak = found
         c = scorer.spans[span]
+        shown = shown_span(c.text, c.start, roles[c.document_id]) if c.document_id in roles else ""
         out.append(
             Support(
                 sentence=i,
@@ -561,6 +497,7 @@ def support_spans(
                 score=round(score, 4),
                 suggested=not cited,
                 weak=weak,
+                shown="" if shown == " ".join(c.text.split()) else shown,
             )
         )
     return tuple(out)

@@ -32,7 +32,7 @@ from knownote.answer.support import (
     best_support,
     candidates,
     meaning_scorer,
-    sentence_spans,
+    sentence_pieces,
 )
 from knownote.index.embed import Embedder
 from knownote.measure.retrieval import DatasetError, Progress, _clean_context, import_text, reanchor
@@ -97,7 +97,7 @@ def _evidence(text: str, start: int, end: int, evidences: Sequence[str]) -> list
             found.append((i, i + len(sentence)))
     if found or evidences:
         return found
-    return [(a, b) for a, b in sentence_spans(text, document=True) if a < end and start < b]
+    return [(a, b) for a, b in sentence_pieces(text) if a < end and start < b]
 
 
 def load_support_set(path: Path, max_questions: int | None = None, skip: int = 0) -> SupportSet:

@@ -9,6 +9,9 @@ for the other formats (see `Store.save_file`). A PDF's headings are found on its
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import TypeVar
+
 import pymupdf
 
 from knownote.errors import KnowNoteError
@@ -21,6 +24,7 @@ from knownote.store.db import Heading as StoredHeading
 from knownote.store.db import Store
 
 NO_OCR = OcrLimits(max_pages=0)
+T = TypeVar("T")
 
 
 def rebuild_headings(store: Store, document_id: int) -> int | None:
@@ -67,6 +71,24 @@ def _headings(
 def _pdf_headings(
     store: Store, document_id: int, text: str, data: bytes
 ) -> tuple[Heading, ...] | None:
+    def headings(
+        doc: pymupdf.Document, pages: tuple[Page, ...], texts: list[str], ocr: set[int]
+    ) -> tuple[Heading, ...]:
+        return pdf_headings_of(doc, pages, texts, pdf_lines(doc, texts, ocr))
+
+    return read_stored_pdf(store, document_id, text, data, headings)
+
+
+def read_stored_pdf(
+    store: Store,
+    document_id: int,
+    text: str,
+    data: bytes,
+    read: Callable[[pymupdf.Document, tuple[Page, ...], list[str], set[int]], T],
+) -> T | None:
+    """`read(doc, pages, page texts, 0-based pages read by OCR)` on a stored PDF's kept file and
+    its stored page texts; None when the file does not open, needs its password or no longer
+    has the stored pages."""
     try:
         doc = pymupdf.open(stream=data, filetype="pdf")
     except pymupdf.FileDataError:
@@ -77,4 +99,4 @@ def _pdf_headings(
             return None
         texts = [text[p.start : p.end] for p in pages]
         ocr = {number - 1 for number in store.ocr_page_numbers(document_id)}
-        return pdf_headings_of(doc, pages, texts, pdf_lines(doc, texts, ocr))
+        return read(doc, pages, texts, ocr)

@@ -18,6 +18,7 @@ from knownote.index.split import split
 from knownote.read.audio import SpeechOptions
 from knownote.read.extracted import OcrLimits, page_of
 from knownote.read.fetch import fetch
+from knownote.read.roles import document_roles
 from knownote.read.sections import section_paths
 from knownote.read.sniff import is_recording
 from knownote.read.timelimit import extract_with_time_limit
@@ -282,6 +283,7 @@ def import_file(
                     times=extracted.times,
                     origin=origin,
                     again=again,
+                    roles=document_roles(text, extracted.headings, extracted.roles),
                 )
             finally:
                 store.discard_file_if_unused(digest)

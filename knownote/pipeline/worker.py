@@ -205,6 +205,7 @@ class ImportWorker:
                 not self.run_once()
                 and not self.write_next_overview()
                 and not self.read_missing_languages()
+                and not self.read_missing_roles()
             ):
                 self._wake.wait(IDLE_WAIT)
                 self._wake.clear()
@@ -215,6 +216,12 @@ class ImportWorker:
         from knownote.pipeline.reindex import read_missing_languages
 
         return read_missing_languages(self.queue.store, limit=1) > 0
+
+    def read_missing_roles(self) -> bool:
+        """Read the roles of one document that lacks them; False when none is left."""
+        from knownote.pipeline.roles import read_missing_roles  # reads PDFs: PyMuPDF
+
+        return read_missing_roles(self.queue.store, limit=1) > 0
 
     def write_next_overview(self) -> bool:
         """Write the oldest due overview (unless one was written since); False when none is due."""

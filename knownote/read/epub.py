@@ -11,8 +11,9 @@ from lxml import etree
 from knownote.errors import FileTooLarge
 from knownote.read.canonical import clean_text, good_title, join_pages, locate_headings
 from knownote.read.extracted import Extracted
-from knownote.read.html import XML_PARSER, html_to_text_and_headings
+from knownote.read.html import XML_PARSER, read_html
 from knownote.read.office import damaged
+from knownote.read.roles import carry_over, reader_roles
 from knownote.read.sniff import ZIP_ERRORS, declared_charset, decode
 
 
@@ -42,7 +43,7 @@ def extract_epub(zf: zipfile.ZipFile, name: str, max_pages: int) -> Extracted:
             f"{name} has {len(spine)} chapters, more than the limit of "
             f"{max_pages}. Split it into smaller files."
         )
-    texts, found, missing = [], [], 0
+    texts, found, raws, missing = [], [], [], 0
     for item in spine:
         href = unquote((item.get("href") or "").split("#")[0])
         if "html" not in (item.get("media-type") or "") and not href.endswith(("htm", "html")):
@@ -53,10 +54,11 @@ def extract_epub(zf: zipfile.ZipFile, name: str, max_pages: int) -> Extracted:
             missing += 1
             continue
         markup = decode(raw, name, declared_charset(raw)).text
-        body, _, words = html_to_text_and_headings(markup, xml_first=True)
-        if text := clean_text(body):
+        read = read_html(markup, xml_first=True)
+        if text := clean_text(read.text):
             texts.append(text)
-            found.append(words)
+            found.append(read.headings)
+            raws.append(read)
     warnings = (f"{missing} chapters are missing from {name} and were skipped.",) if missing else ()
     title_el = opf.find(".//{*}metadata/{*}title")
     title = good_title("".join(title_el.itertext()) if title_el is not None else None)
@@ -66,4 +68,17 @@ def extract_epub(zf: zipfile.ZipFile, name: str, max_pages: int) -> Extracted:
         for page, words in zip(pages, found, strict=True)
         for heading in locate_headings(text, words, page.start, page.end)
     ]
-    return Extracted(text, "epub", pages, title, warnings, headings=tuple(headings))
+    roles = [  # each chapter's elements, carried over to its page
+        role
+        for page, chapter, read in zip(pages, texts, raws, strict=True)
+        for role in carry_over(read.text, chapter, read.roles, page.start)
+    ]
+    return Extracted(
+        text,
+        "epub",
+        pages,
+        title,
+        warnings,
+        headings=tuple(headings),
+        roles=reader_roles(text, headings, roles),
+    )

@@ -15,8 +15,8 @@ from knownote.read.audio import SpeechOptions, transcribe
 from knownote.read.canonical import PAGE_SEPARATOR, clean_text, good_title, locate_headings
 from knownote.read.epub import extract_epub
 from knownote.read.extracted import Extracted, OcrLimits, OcrProgress, Page, too_many_chars
-from knownote.read.html import html_to_text_and_headings
-from knownote.read.markdown import markdown_headings, markdown_title
+from knownote.read.html import read_html
+from knownote.read.markdown import markdown_headings, markdown_roles, markdown_title
 from knownote.read.office import extract_docx, extract_pptx
 from knownote.read.pdf import (
     PDF_TEXT_FLAGS,
@@ -26,9 +26,10 @@ from knownote.read.pdf import (
     pdf_page_text,
     pdf_pages_to_ocr,
 )
+from knownote.read.roles import RoleRange, carry_over, reader_roles
 from knownote.read.sections import Heading
 from knownote.read.sniff import SUPPORTED, Decoded, detect_kind, display_name, sniff
-from knownote.read.web import web_page_text
+from knownote.read.web import read_web_page
 from knownote.read.zipcheck import check_zip
 
 __all__ = [
@@ -89,19 +90,23 @@ def extract(
         if len(payload.text) > 4 * max_chars:  # markup or not, this cannot end up under the limit
             raise too_many_chars(name, max_chars)
         headings: tuple[Heading, ...] = ()
+        roles: tuple[RoleRange, ...] = ()
         if kind == "html":
-            read = web_page_text if main_content else html_to_text_and_headings
-            body, raw_title, words = read(
+            read = (read_web_page if main_content else read_html)(
                 payload.text, xml_first=payload.text.lstrip().startswith("<?xml")
             )
             kind = "web" if main_content else kind
-            text, title = clean_text(body), good_title(raw_title)
-            headings = tuple(locate_headings(text, words))
-        else:
+            text, title = clean_text(read.text), good_title(read.title)
+            headings = tuple(locate_headings(text, read.headings))
+            roles = reader_roles(text, headings, carry_over(read.text, text, read.roles))
+        elif kind == "md":
             text = clean_text(payload.text)
-            title = markdown_title(text) if kind == "md" else None
-            headings = markdown_headings(text) if kind == "md" else ()
-        result = Extracted(text, kind, (), title, payload.warnings, headings=headings)
+            title, headings = markdown_title(text), markdown_headings(text)
+            roles = reader_roles(text, headings, markdown_roles(text))
+        else:  # plain text shows no structure but the lines that title references or contents
+            text, title = clean_text(payload.text), None
+            roles = reader_roles(text, (), ())
+        result = Extracted(text, kind, (), title, payload.warnings, headings=headings, roles=roles)
     if len(result.text) > max_chars:
         raise too_many_chars(name, max_chars)
     if not result.text.strip():

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from knownote.errors import FileTooLarge
+from knownote.read.roles import RoleRange
 from knownote.read.sections import Heading
 
 
@@ -73,6 +74,7 @@ class Extracted:
     ocr_pages: tuple[OcrPage, ...] = field(default=())  # pages read by OCR, with their boxes
     headings: tuple[Heading, ...] = field(default=())  # in text order (see sections.py)
     times: tuple[Timed, ...] = field(default=())  # recordings: when each word was said
+    roles: tuple[RoleRange, ...] = field(default=())  # what the reader knows (see roles.py)
 
 
 def too_many_chars(name: str, max_chars: int) -> FileTooLarge:

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
+from itertools import accumulate
 
 from lxml import etree
 
 from knownote.read.canonical import scrub
+from knownote.read.roles import RoleRange
 
 XML_PARSER = etree.XMLParser(
     resolve_entities=False, no_network=True, load_dtd=False, remove_comments=True, remove_pis=True
@@ -35,6 +38,34 @@ _HTML_SPACE = re.compile(r"[ \t\n\f]+")
 _XML_PROLOG = re.compile(r"^(\s*<\?xml[^>]*(>|$))+")
 _XHTML = "{http://www.w3.org/1999/xhtml}"
 
+# What an element is (roles.py): by its tag, its ARIA role, or a class or id that sites (Wikipedia
+# and MediaWiki skins, common themes) give their menus, reference lists and the like.
+_TAG_ROLES = {
+    "table": "table",
+    "caption": "caption",
+    "figcaption": "caption",
+    "pre": "code",
+    "li": "list",
+    "math": "formula",
+    "nav": "navigation",
+    "button": "navigation",
+}
+_ARIA_NAVIGATION = _words("navigation banner contentinfo menu menubar search doc-toc")
+_NAVIGATION_NAMES = re.compile(
+    r"navbox.*|navbar.*|navigation.*|breadcrumbs?|menu|sidebar|toc|skip-?link.*|mw-jump-link|"
+    r"mw-editsection|catlinks|printfooter|mw-footer|mw-portlet.*|mw-indicators|hatnote|siteSub|"
+    r"contentSub|jump-to-nav|mw-navigation|mw-head|mw-panel|footer|portal-bar.*|sistersitebox|"
+    r"authority-control|vector-(header|menu|dropdown|page-toolbar|page-titlebar-toc|main-menu|"
+    r"user-links|sticky-header|toc|limited-width-toggle|column-start|settings)"
+    r"(-(container|content|list|heading|landmark|label|pinned-container|collapsed-button))?|"
+    r"cdx-button|ambox.*|metadata",  # buttons; the banners about the article, not in it
+    re.IGNORECASE,
+)
+_REFERENCE_NAMES = re.compile(r"references|reflist|refbegin|mw-references-wrap", re.IGNORECASE)
+_FORMULA_NAMES = re.compile(r"mwe-math-element|katex|mathjax.*|MathJax.*", re.IGNORECASE)
+# Inside these, an element's own role gives way: a menu's items are the menu, not a list.
+_WHOLE = frozenset({"navigation", "reference", "formula"})
+
 
 def _tag(el: etree._Element) -> str:
     tag = el.tag
@@ -59,6 +90,39 @@ def _parse_html(markup: str, xml_first: bool) -> etree._Element | None:
         return None
 
 
+def _role(el: etree._Element, tag: str, inside: list[etree._Element]) -> str | None:
+    """The role an element gives its text, or None; `inside` holds its open ancestors."""
+    if tag in ("html", "body"):  # a skin's flags ("vector-toc-available") are not the page's
+        return None
+    aria = (el.get("role") or "").lower()
+    names = [*(el.get("class") or "").split(), el.get("id") or ""]
+    if aria in _ARIA_NAVIGATION or any(_NAVIGATION_NAMES.fullmatch(n) for n in names if n):
+        return "navigation"
+    if tag in ("header", "footer"):  # a site's chrome, not an article's own header
+        return None if any(_tag(a) in ("article", "main") for a in inside) else "navigation"
+    if any(_REFERENCE_NAMES.fullmatch(n) for n in names if n) or (
+        tag == "li" and (el.get("id") or "").startswith("cite_note")
+    ):
+        return "reference"
+    if any(_FORMULA_NAMES.fullmatch(n) for n in names if n):
+        return "formula"
+    if tag == "code" and "\n" in "".join(el.itertext()).strip():
+        return "code"  # a block of code; a word of code inside a sentence is the sentence's
+    return _TAG_ROLES.get(tag)
+
+
+@dataclass(frozen=True)
+class HtmlText:
+    """What the HTML reader gives: the text before cleaning (canonical.clean_text), the title,
+    the words and level of each visible h1-h6 in reading order, and its elements' roles as ranges
+    of that text (roles.carry_over takes them to the cleaned text)."""
+
+    text: str
+    title: str | None
+    headings: list[tuple[str, int]]
+    roles: list[RoleRange]
+
+
 def html_to_text(markup: str, xml_first: bool = False) -> tuple[str, str | None]:
     """Visible text of an HTML/XHTML document (blocks become line breaks) and its title."""
     text, title, _ = html_to_text_and_headings(markup, xml_first)
@@ -72,10 +136,20 @@ def html_to_text_and_headings(
 
     The words are as they appear in the text (before cleaning): see `canonical.locate_headings`.
     """
+    read = read_html(markup, xml_first)
+    return read.text, read.title, read.headings
+
+
+def read_html(markup: str, xml_first: bool = False) -> HtmlText:
+    """The text, title, headings and roles of an HTML/XHTML document (see `HtmlText`)."""
     root = _parse_html(markup, xml_first)
     if root is None:
-        return "", None, []
+        return HtmlText("", None, [], [])
     headings: list[tuple[str, int]] = []
+    # elements with a role that are open, each with the index in `out` where its text begins
+    open_roles: list[tuple[etree._Element, str, int]] = []
+    ancestors: list[etree._Element] = []
+    pieces: list[tuple[int, int, str]] = []  # indexes into `out` and the role
     heading_at: tuple[etree._Element, int] | None = None  # the open heading, where its text began
     out: list[str] = []
     pending, row_start, in_pre = "", 0, 0
@@ -123,6 +197,10 @@ def html_to_text_and_headings(
             in_pre += tag in ("pre", "textarea")
             if heading_at is None and tag in _HEADINGS:
                 heading_at = (el, len(out))
+            whole = open_roles and open_roles[-1][1] in _WHOLE
+            if not whole and (role := _role(el, tag, ancestors)):
+                open_roles.append((el, role, len(out)))
+            ancestors.append(el)
             emit(el.text)
             continue
         if not skipped:
@@ -134,6 +212,10 @@ def html_to_text_and_headings(
             if tag in _PARAGRAPH or tag in _LINE:
                 request("\n\n" if tag in _PARAGRAPH else "\n")
             in_pre -= tag in ("pre", "textarea")
+            ancestors.pop()
+            if open_roles and open_roles[-1][0] is el:
+                _, role, begun = open_roles.pop()
+                pieces.append((begun, len(out), role))
         skipped = False
         if el is not root:
             emit(el.tail)
@@ -141,4 +223,6 @@ def html_to_text_and_headings(
     if title_el is None:
         title_el = next(root.iter("{*}h1"), None)
     title = "".join(title_el.itertext()) if title_el is not None else None
-    return "".join(out), title, headings
+    at = [0, *accumulate(len(piece) for piece in out)]
+    roles = [RoleRange(at[begun], at[end], role) for begun, end, role in pieces]
+    return HtmlText("".join(out), title, headings, roles)

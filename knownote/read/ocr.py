@@ -20,11 +20,13 @@ benchmark's two-column papers better than these cuts (benchmarks/ocr.py). Lines 
 
 from __future__ import annotations
 
+import re
 import threading
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
+from itertools import pairwise
 from statistics import median
 from typing import Any
 
@@ -426,11 +428,51 @@ def table_rows(read: OcrText) -> OcrText:
                 max(b[3] for b in inked),
             )
         )
+    if KEEP_TEXT_COLUMNS:
+        line_boxes = _without_text_columns(read.text.split("\n"), line_boxes)
     rows = reorder_rows(read.text, line_boxes)
     if rows is None:
         return read
     boxes, lines = follow(rows.source, read.boxes, read.lines)
     return OcrText(rows.text, boxes, lines)
+
+
+# A block of lines the engine read as one column is running text, not a table's column, when
+# most of its lines are as wide as its widest (set to the column's measure, only a paragraph's
+# last line shorter), that width is TEXT_LINE_WIDTH line heights or more and they are written in
+# letters (a column of figures is set to one width too): narrow columns of text (CJK at 10-12
+# characters, four columns of English) share baselines like a table's cells and were read across,
+# row by row (benchmarks/ocr_order.py). A table's column of words is ragged or narrow.
+KEEP_TEXT_COLUMNS = True  # False: the old reading (benchmarks/ocr_order.py measures both)
+TEXT_LINE_WIDTH = 6.0  # a 10-character Chinese line read by RapidOCR: 7.8
+TEXT_LETTERS = 0.8  # of the block's characters
+FULL_LINE = 0.9  # of the block's widest line
+FULL_SHARE = 0.7  # of the block's lines
+TEXT_BLOCK_LINES = 4
+
+
+def _without_text_columns(parts: list[str], boxes: list[Box | None]) -> list[Box | None]:
+    """The line boxes with those of the lines of text columns left out (None), so that the
+    table regrouping leaves them where the engine read them."""
+    out = list(boxes)
+    block: list[int] = []
+    for index in [*range(len(parts)), len(parts)]:
+        if index < len(parts) and parts[index].strip():
+            block.append(index)
+            continue
+        inked = [(i, box) for i in block if (box := boxes[i]) is not None]
+        if len(inked) >= TEXT_BLOCK_LINES:
+            widths = [box[2] - box[0] for _, box in inked]
+            height = median(box[3] - box[1] for _, box in inked)
+            full = sum(w >= FULL_LINE * max(widths) for w in widths)
+            chars = [c for i, _ in inked for c in parts[i] if not c.isspace()]
+            letters = sum(c.isalpha() for c in chars) >= TEXT_LETTERS * len(chars)
+            wide = max(widths) >= TEXT_LINE_WIDTH * height
+            if letters and wide and full >= FULL_SHARE * len(inked):
+                for i, _ in inked:
+                    out[i] = None
+        block = []
+    return out
 
 
 # ---------------------------------------------------------------- noise in an existing text layer
@@ -452,3 +494,58 @@ def suspect_token_share(text: str) -> float:
         if digits >= 1 and confusable >= 1 and digits + confusable == len(core) and len(core) > 2:
             suspect += 1
     return suspect / len(tokens)
+
+
+# What an OCR layer holds besides letters, digits and spaces: common punctuation, Latin and CJK.
+# Any other character ("«", "*", "^", "|", "€", U+FFFD) is a symbol an OCR engine seldom
+# writes, but a layer of symbol soup or mojibake is full of them ("«POAH «3E*»CM", "æˆªè‡³").
+_PLAIN_MARKS = frozenset(".,;:!?'\"’‘“”()-–—/%&…·•，。、：；！？（）《》【】「」『』〈〉　－～")
+_EDGES = "\"'“”‘’()[]{}<>«».,;:!?…-–—*•·"
+# Measured (benchmarks/ocr_order.py --layers): generated symbol soup and font-cipher layers hold
+# 0.18-0.19 of such symbols, Chinese mojibake 0.10-0.33; born-digital corpus pages 0.001 (median),
+# 0.06 (95th percentile; leader dots, ornaments and code make the rest, and none of them is an
+# OCR layer).
+GARBLED_SYMBOLS = 0.08
+# Words broken by spaces ("T h e mem o"): single letters other than "a", "A", "I" among the
+# Latin words (generated: 0.41; the corpus: 0.00 median, 0.08 at the 95th percentile).
+GARBLED_SINGLES = 0.2
+# Case flipped inside words ("QuestiKn", "pypeO"): generated 0.21-0.41; the corpus: at most 0.08.
+GARBLED_CASE = 0.15
+_MIN_WORDS = 20  # Latin words needed before their shapes say anything
+_LATIN1_MOJIBAKE = re.compile("[ÂÃ][\u0080-\u00bf]")  # UTF-8 read as Latin-1 or cp1252
+
+
+@dataclass(frozen=True)
+class LayerNoise:
+    """How much of a text layer reads as garbage rather than words (shares, see `garbled`)."""
+
+    symbols: float  # of its non-space characters: neither letter, digit nor common punctuation
+    singles: float  # of its Latin words: single letters other than "a", "A", "I"
+    case: float  # of its Latin words: a capital after a small letter ("QuestiKn")
+    words: int  # its Latin words
+
+    @property
+    def garbled(self) -> bool:
+        shapes = self.words >= _MIN_WORDS and (
+            self.singles >= GARBLED_SINGLES or self.case >= GARBLED_CASE
+        )
+        return self.symbols >= GARBLED_SYMBOLS or shapes
+
+
+def layer_noise(text: str) -> LayerNoise:
+    """The garbage measures of a page's text (an OCR layer): symbol soup, mojibake and words
+    broken apart, which the dictionary test (`knownote.read.wordlist`) needs a dictionary for
+    and the digit test (`suspect_token_share`) does not see."""
+    tokens = text.split()
+    inked = sum(len(t) for t in tokens)
+    symbols = sum(not (c.isalnum() or c in _PLAIN_MARKS) for t in tokens for c in t)
+    symbols += 2 * len(_LATIN1_MOJIBAKE.findall(text))  # "Â·" for "·": letters and a mark
+    words = [w for t in tokens if (w := t.strip(_EDGES)).isascii() and w.isalpha()]
+    singles = sum(len(w) == 1 and w not in ("a", "A", "I") for w in words)
+    case = sum(any(a.islower() and b.isupper() for a, b in pairwise(w)) for w in words)
+    return LayerNoise(
+        symbols / inked if inked else 0.0,
+        singles / len(words) if words else 0.0,
+        case / len(words) if words else 0.0,
+        len(words),
+    )

@@ -10,6 +10,8 @@ from knownote.errors import FileTooLarge, NoTextLayer, PasswordRequired, Unreada
 from knownote.read import pdf_headings, scans
 from knownote.read.canonical import PAGE_SEPARATOR, clean_text, good_title, join_pages
 from knownote.read.extracted import Extracted, OcrLimits, OcrProgress, Page, too_many_chars
+from knownote.read.pdf_roles import pdf_roles
+from knownote.read.roles import RoleRange
 from knownote.read.sections import Heading
 from knownote.read.table_rows import layer_rows
 
@@ -47,6 +49,22 @@ def pdf_headings_of(
         for page, found in zip(pages, per_page, strict=True)
         for h in found
     )
+
+
+def stored_pdf_roles(
+    doc: pymupdf.Document,
+    pages: tuple[Page, ...],
+    texts: list[str],
+    ocr: set[int],
+    headings: tuple[Heading, ...] | None = None,
+) -> tuple[RoleRange, ...]:
+    """The roles of a stored PDF (its pages, their texts and the 0-based pages read by OCR) for a
+    re-index, as an import finds them; its headings found again when not given."""
+    lines = pdf_lines(doc, texts, ocr)
+    if headings is None:
+        headings = pdf_headings_of(doc, pages, texts, lines)
+    text, _ = join_pages(texts)
+    return pdf_roles(doc, pages, texts, lines, ocr, headings, text, flags=PDF_TEXT_FLAGS)
 
 
 def pdf_lines(
@@ -230,7 +248,13 @@ def extract_pdf(
         text, pages = join_pages(texts)
         title = good_title((doc.metadata or {}).get("title"))
         headings = pdf_headings_of(doc, pages, texts, lines)
-    return Extracted(text, "pdf", pages, title, tuple(warnings), tuple(ocr_pages), headings)
+        read_by_ocr = {page.number - 1 for page in ocr_pages}
+        roles = pdf_roles(
+            doc, pages, texts, lines, read_by_ocr, headings, text, flags=PDF_TEXT_FLAGS
+        )
+    return Extracted(
+        text, "pdf", pages, title, tuple(warnings), tuple(ocr_pages), headings, roles=roles
+    )
 
 
 def _text_chars(text: str) -> int:

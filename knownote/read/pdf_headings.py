@@ -50,6 +50,7 @@ class Line:
     block: int  # the block it belongs to, numbered on its page
     alone: bool  # every line of its block is bold, or it is the only line of its block
     family: str  # the font family most of its characters are set in ("ACaslon")
+    box: tuple[float, float, float, float] = (0.0, 0.0, 0.0, 0.0)  # on the page
 
 
 def page_lines(page: pymupdf.Page, textpage: pymupdf.TextPage, text: str) -> list[Line]:
@@ -97,7 +98,9 @@ def page_lines(page: pymupdf.Page, textpage: pymupdf.TextPage, text: str) -> lis
                 start, end = moved[at], moved[cursor - 1] + 1
             if line["dir"][0] > 0.99:  # sideways text is a margin note, never a heading
                 family = families.most_common(1)[0][0]
-                found.append(Line(start, end, size, bold, number, len(block_lines) == 1, family))
+                alone = len(block_lines) == 1
+                box = tuple(line["bbox"])
+                found.append(Line(start, end, size, bold, number, alone, family, box))
         if len(found) > 1 and all(line.bold for line in found):
             found = [replace(line, alone=True) for line in found]
         lines.extend(found)

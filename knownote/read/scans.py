@@ -6,8 +6,10 @@ or when its layer is a noisy OCR layer: invisible text (render mode 3) over a pa
 whose digit-bearing tokens are often OCR confusions ("ZOq5", "20I5"); measured over all such pages
 of the document (the corpus's auditor letter: 13 %, every born-digital page of the corpus: no
 invisible layer at all). Such a layer that passes that test but whose words the dictionary knows
-few of (poor in its letters: "Eeairing", "aieiabership") is judged against a fresh OCR reading of
-its page, and the better reading kept (`layers_to_judge`, `reads_better`; knownote.read.wordlist).
+few of (poor in its letters: "Eeairing", "aieiabership"), or that reads as garbage by its shapes
+(symbol soup like "«POAH «3E*»CM", mojibake, words broken apart: `ocr.layer_noise`, which needs
+no dictionary), is judged against a fresh OCR reading of its page, and the better reading kept
+(`layers_to_judge`, `reads_better`; knownote.read.wordlist).
 
 Boxes of OCR'd characters are stored in page coordinates: PDF points of the unrotated page, and
 for an image file, its pixels scaled by IMAGE_SCALE (an image page is drawn as a PDF page of that
@@ -29,7 +31,7 @@ from PIL import Image, ImageOps, UnidentifiedImageError
 from knownote.errors import FileTooLarge, UnreadableFile
 from knownote.read import wordlist
 from knownote.read.extracted import OcrLimits, OcrPage, OcrProgress
-from knownote.read.ocr import OcrText, read_page, suspect_token_share
+from knownote.read.ocr import OcrText, layer_noise, read_page, suspect_token_share
 
 IMAGE_SCALE = 0.5  # page points per image pixel: an image page is shown at 144 dpi at zoom 1
 OCR_MAX_SIDE = 4000  # longer images are reduced before OCR (the detector works at 2000 anyway)
@@ -86,24 +88,33 @@ def noisy_layer(texts: list[str]) -> bool:
 def layers_to_judge(
     texts: list[str], layered: list[int], limits: OcrLimits, to_read: list[int]
 ) -> list[int]:
-    """The pages (0-based) whose OCR layer reads poorly by the dictionary (under
-    SUSPECT_KNOWN_SHARE of its words known): each is read by OCR too, and the better reading
-    kept (`reads_better`). As many as the OCR limit leaves beside the pages read anyway."""
+    """The pages (0-based) whose OCR layer reads poorly: garbage by its shapes (symbol soup,
+    mojibake, words broken apart: `ocr.layer_noise`), first, then those whose words the
+    dictionary knows under SUSPECT_KNOWN_SHARE of. Each is read by OCR too, and the better
+    reading kept (`reads_better`). As many as the OCR limit leaves beside the pages read anyway;
+    without a dictionary (no Tesseract), the garbage ones alone."""
     room = limits.max_pages - len(to_read)
     if not layered or room <= 0:
         return []
+    garbage = [i for i in layered if layer_noise(texts[i]).garbled]
     vocabulary = wordlist.words(limits.languages)
-    if not vocabulary:  # no dictionary installed (no Tesseract): nothing to judge by
-        return []
     poor = [
-        i for i in layered if wordlist.known_share(texts[i], vocabulary).share < SUSPECT_KNOWN_SHARE
+        i
+        for i in layered
+        if i not in garbage
+        and vocabulary
+        and wordlist.known_share(texts[i], vocabulary).share < SUSPECT_KNOWN_SHARE
     ]
-    return poor[:room]
+    return (garbage + poor)[:room]
 
 
 def reads_better(ocr_text: str, layer: str, limits: OcrLimits) -> bool:
-    """Whether a fresh OCR reading of a page beats its OCR layer: the dictionary knows a share
-    of its words BETTER_BY higher, and it read at least half as many words."""
+    """Whether a fresh OCR reading of a page beats its OCR layer: the layer is garbage by its
+    shapes and the reading is not, or the dictionary knows a share of the reading's words
+    BETTER_BY higher (and it read at least half as many words)."""
+    if layer_noise(layer).garbled:  # mojibake of Chinese writes three characters for one
+        enough = _text_chars(ocr_text) >= 0.25 * _text_chars(layer)
+        return enough and not layer_noise(ocr_text).garbled
     vocabulary = wordlist.words(limits.languages)
     fresh, old = wordlist.known_share(ocr_text, vocabulary), wordlist.known_share(layer, vocabulary)
     return fresh.counted >= 0.5 * old.counted and fresh.share >= old.share + BETTER_BY

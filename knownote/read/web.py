@@ -11,7 +11,7 @@ from __future__ import annotations
 import trafilatura
 from lxml import etree
 
-from knownote.read.html import html_to_text_and_headings
+from knownote.read.html import HtmlText, read_html
 
 _TITLE_PARSER = etree.HTMLParser(remove_comments=True, no_network=True)
 
@@ -46,10 +46,16 @@ def web_page_text(
     markup: str, xml_first: bool = False
 ) -> tuple[str, str | None, list[tuple[str, int]]]:
     """Like `html.html_to_text_and_headings`, over the page's main content only."""
+    read = read_web_page(markup, xml_first)
+    return read.text, read.title, read.headings
+
+
+def read_web_page(markup: str, xml_first: bool = False) -> HtmlText:
+    """Like `html.read_html`, over the page's main content only."""
     main = main_content_html(markup)
     if not main:
-        return html_to_text_and_headings(markup, xml_first)
-    text, _, headings = html_to_text_and_headings(main)
-    if not text.strip():
-        return html_to_text_and_headings(markup, xml_first)
-    return text, page_title(markup), headings
+        return read_html(markup, xml_first)
+    read = read_html(main)
+    if not read.text.strip():
+        return read_html(markup, xml_first)
+    return HtmlText(read.text, page_title(markup), read.headings, read.roles)

@@ -57,6 +57,7 @@ DENSE_WEIGHT = 2.0
 DENSE_WEIGHT_CJK = 0.5
 # ... and BM25's length normalisation for such a question (JSQuAD's recall@5 fell with 0.5).
 B_CJK = 0.75
+MINOR_WEIGHT = 1.0  # see Tuning.minor_weight
 
 
 @dataclass(frozen=True)
@@ -82,6 +83,11 @@ class Tuning:
     # weights above, 0.881 with these, the top of the grid flat up to 8 and 6.
     mixed_dense_weight: float = 4.0
     mixed_coverage_power: float = 4.0
+    # A hybrid score loses this much (in the fusion's z-score units) times the share of the
+    # passage that is references, front matter or page furniture (knownote.read.roles.MINOR):
+    # a question about a paper's method should find its text before the titles it cites, and a
+    # question naming a cited title still finds its entry. Chosen with benchmarks/roles_search.py.
+    minor_weight: float = MINOR_WEIGHT
 
     def for_query(self, query: str) -> Tuning:
         """The weights for this question (the CJK ones for a question mostly in CJK)."""
@@ -377,6 +383,7 @@ class ScopeFacts:
 
     def __init__(self, analyzers: Sequence[str] = ()) -> None:
         self._bm25: tuple[int, float] | None = None
+        self._minor: dict[int, float] | None = None
         self._languages: dict[str, int] | None = None
         self._in_scope: tuple[Postings, np.ndarray] | None = None
         self._centred: dict[int, tuple[LanguageMeans, np.ndarray, np.ndarray]] = {}
@@ -397,6 +404,20 @@ class ScopeFacts:
                 ).fetchone()
             self._bm25 = (int(n), float(avgdl))
         return self._bm25
+
+    def minor(self, store: Store, scope: Scope) -> dict[int, float]:
+        """The share of minor parts (references, front matter, page furniture) of each passage
+        of the scope that has any."""
+        if self._minor is None:
+            where, params = scope.where()
+            with store.lock:
+                rows = store.db.execute(
+                    f"SELECT p.id, p.minor FROM passages p JOIN documents d "
+                    f"ON d.id = p.document_id WHERE {where} AND p.minor > 0",
+                    params,
+                ).fetchall()
+            self._minor = {int(pid): float(share) for pid, share in rows}
+        return self._minor
 
     def languages(self, store: Store, scope: Scope) -> dict[str, int]:
         """How many passages of the scope are in each language ('' for none read)."""
@@ -488,8 +509,8 @@ def look_up(store: Store, scope: Scope) -> Lookup:
     with store.lock:
         rows = store.db.execute(
             "SELECT id, enabled, terms_as, embedded_as, "
-            "coalesce(array_to_string(languages, ','), '') FROM documents WHERE notebook_id = ? "
-            "ORDER BY id",
+            "coalesce(array_to_string(languages, ','), ''), coalesce(roles_read, 0) "
+            "FROM documents WHERE notebook_id = ? ORDER BY id",
             [scope.notebook_id],
         ).fetchall()
         # fetchall: a half-read result would stop the next register() on this shared connection.
@@ -499,14 +520,15 @@ def look_up(store: Store, scope: Scope) -> Lookup:
             ).fetchall()
         )
     wanted = tuple(
-        (i, terms_as, embedded_as, languages)
-        for i, enabled, terms_as, embedded_as, languages in rows
+        (i, terms_as, embedded_as, languages, roles)
+        for i, enabled, terms_as, embedded_as, languages, roles in rows
         if enabled and (scope.document_ids is None or i in scope.document_ids)
     )
     documents = None if len(wanted) == len(rows) else [i for i, *_ in wanted]
     # How each document was indexed is part of the key: a re-indexed document changes the facts,
     # and so does a re-embedded notebook (knownote.pipeline.reembed), or the languages of older
-    # documents read at last (Store.set_languages: their passages' languages change).
+    # documents read at last (Store.set_languages: their passages' languages change), and their
+    # roles (Store.replace_roles: their passages' minor shares change).
     key = (scope.notebook_id, model, wanted)
     with _facts_lock:
         kept = _facts.setdefault(store, OrderedDict())
@@ -516,7 +538,7 @@ def look_up(store: Store, scope: Scope) -> Lookup:
             while len(kept) > _FACTS_KEPT:
                 kept.popitem(last=False)
         kept.move_to_end(key)
-    notebook = (scope.notebook_id, model, tuple((i, t, e, r) for i, _, t, e, r in rows))
+    notebook = (scope.notebook_id, model, tuple((i, t, e, r) for i, _, t, e, r, _ in rows))
     return Lookup(facts, documents, notebook)
 
 
@@ -662,10 +684,19 @@ def hybrid_scores(
     k: int,
     tuning: Tuning = TUNED,
 ) -> list[tuple[int, float]]:
-    """Fuse the vector and keyword rankings (see `fuse`)."""
+    """Fuse the vector and keyword rankings (see `fuse`), minor parts weighed down."""
     depth = max(k, FUSION_DEPTH)
-    dense, sparse = hybrid_rankings(store, scope, query, vector, depth, tuning)
-    return fuse(dense, sparse, depth, tuning.for_query(query))[:k]
+    seen = look_up(store, scope)
+    dense, sparse = hybrid_rankings(store, scope, query, vector, depth, tuning, seen)
+    fused = fuse(dense, sparse, depth, tuning.for_query(query))
+    if tuning.minor_weight:
+        minor = seen.facts.minor(store, scope)
+        if minor:
+            fused = sorted(
+                ((pid, score - tuning.minor_weight * minor.get(pid, 0.0)) for pid, score in fused),
+                key=lambda item: (-item[1], item[0]),
+            )
+    return fused[:k]
 
 
 def hybrid_rankings(
@@ -675,9 +706,10 @@ def hybrid_rankings(
     vector: np.ndarray,
     depth: int,
     tuning: Tuning = TUNED,
+    seen: Lookup | None = None,
 ) -> tuple[Ranking, Ranking]:
     """The vector and the keyword ranking of a hybrid search, `depth` deep, before fusion."""
-    seen = look_up(store, scope)
+    seen = seen or look_up(store, scope)
     dense_hits = vector_scores(store, scope, vector, depth, seen, query, tuning.fair)
     mean, std = vector_distribution(store, scope, vector, seen, query, tuning.fair)
     sparse = keyword_ranking(store, scope, query, depth, seen, tuning.for_query(query))

@@ -354,7 +354,7 @@ def answer_html(
 
 
 def _leans_on(s: Support) -> str:
-    return html.escape(f"Leans on “{' '.join(s.text.split())}” ({s.chars})", quote=True)
+    return html.escape(f"Leans on “{s.display}” ({s.chars})", quote=True)
 
 
 def _note(s: Support, anchors: dict[tuple[int, int, int], str]) -> str:

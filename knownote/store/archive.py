@@ -43,8 +43,8 @@ from knownote.store.db import (
 )
 
 FORMAT = "knownote-notebook"
-VERSION = 5  # 2: notes; 3: headings and passages.section; 4: web pages' origins, spoken words;
-# 5: study cards and their schedule, and the mind map a model wrote
+VERSION = 6  # 2: notes; 3: headings and passages.section; 4: web pages' origins, spoken words;
+# 5: study cards and their schedule, and the mind map a model wrote; 6: roles
 MANIFEST = "manifest.json"
 MAX_MANIFEST_BYTES = 16 * 1024 * 1024
 # Deflate reaches about 1000:1 at best; real tables and documents stay far below this.
@@ -118,6 +118,8 @@ TABLES: list[Table] = [
           refs={"document_id": "documents"}, since=3),
     Table("web_pages", _IN_DOCUMENTS, "document_id", refs={"document_id": "documents"},
           since=4),
+    Table("roles", _IN_DOCUMENTS, "document_id, start", refs={"document_id": "documents"},
+          since=6),
     Table("mind_maps", "notebook_id = ?", "id", "id", "mind_map_ids", _NB, since=5),
     Table("mind_map_nodes", _IN_MIND_MAPS, "map_id, node", refs={"map_id": "mind_maps"},
           since=5),

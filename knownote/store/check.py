@@ -14,6 +14,7 @@ import numpy as np
 from knownote.index.analyze import passage_terms
 from knownote.index.codes import binary_codes, code_center
 from knownote.index.context import heading
+from knownote.read.roles import ROLES
 from knownote.store.db import Store, sha256_hex, vectors_table
 
 # Rows that must point at a row that exists: (table, column, parent table, parent column).
@@ -35,6 +36,7 @@ REFERENCES = [
     ("note_passages", "note_id", "notes", "id"),
     ("note_supports", "note_id", "notes", "id"),
     ("headings", "document_id", "documents", "id"),
+    ("roles", "document_id", "documents", "id"),
     ("spoken", "document_id", "documents", "id"),
     ("web_pages", "document_id", "documents", "id"),
     ("reembeds", "notebook_id", "notebooks", "id"),
@@ -159,6 +161,13 @@ def document_problems(
         for a, b, level in headings
     ):
         problems.append(f"{name}: some headings fall outside its text or hold no words.")
+    roles = db.execute(
+        'SELECT start, "end", role FROM roles WHERE document_id = ? ORDER BY start', [document_id]
+    ).fetchall()
+    if any(not (0 <= a < b <= len(text)) or role not in ROLES[1:] for a, b, role in roles) or any(
+        a[1] > b[0] for a, b in pairwise(roles)
+    ):
+        problems.append(f"{name}: some roles fall outside its text, overlap or are unknown.")
     if pages:
         if [p[0] for p in pages] != list(range(1, len(pages) + 1)):
             problems.append(f"{name}: its pages are not numbered 1, 2, 3, … without gaps.")

@@ -27,6 +27,7 @@ from knownote.index.codes import insert_codes
 from knownote.index.context import NewPassage
 from knownote.index.language import passage_languages
 from knownote.read.extracted import OcrPage, Page, Timed
+from knownote.read.roles import MINOR, ROLES_VERSION, RoleRange
 from knownote.read.sections import Heading
 from knownote.store.migrations import Progress, migrate
 
@@ -157,6 +158,28 @@ def _insert_headings(
             'INSERT INTO headings (document_id, start, "end", level) VALUES (?, ?, ?, ?)',
             [(document_id, h.start, h.end, h.level) for h in headings],
         )
+
+
+def _insert_roles(
+    db: duckdb.DuckDBPyConnection, document_id: int, roles: Sequence[RoleRange]
+) -> None:
+    """Store a document's roles, after its passages: each passage's share of minor parts
+    (references, front matter, page furniture) is kept with it for retrieval to weigh."""
+    if roles:
+        db.executemany(
+            'INSERT INTO roles (document_id, start, "end", role) VALUES (?, ?, ?, ?)',
+            [(document_id, r.start, r.end, r.role) for r in roles],
+        )
+    db.execute("UPDATE documents SET roles_read = ? WHERE id = ?", [ROLES_VERSION, document_id])
+    db.execute("UPDATE passages SET minor = 0 WHERE document_id = ? AND minor > 0", [document_id])
+    db.execute(
+        'UPDATE passages SET minor = x.share FROM (SELECT p.id, sum(least(p."end", r."end") '
+        '- greatest(p.start, r.start)) / (p."end" - p.start) AS share FROM passages p '
+        'JOIN roles r ON r.document_id = p.document_id AND r.start < p."end" '
+        'AND p.start < r."end" WHERE p.document_id = ? AND list_contains(?, r.role) '
+        'GROUP BY p.id, p.start, p."end") x WHERE passages.id = x.id',
+        [document_id, sorted(MINOR)],
+    )
 
 
 def sha256_hex(data: bytes) -> str:
@@ -443,6 +466,31 @@ class Store:
             raise NotFound(f"There is no document {document_id}.")
         return row[0]
 
+    def roles(self, document_id: int) -> list[RoleRange]:
+        """The document's roles in text order (knownote.read.roles): text they leave out is
+        body text."""
+        rows = self._all(
+            'SELECT start, "end", role FROM roles WHERE document_id = ? ORDER BY start',
+            [document_id],
+        )
+        return [RoleRange(*row) for row in rows]
+
+    def documents_without_roles(self, limit: int) -> list[int]:
+        """Documents whose roles were never read, or read by older rules (oldest first)."""
+        rows = self._all(
+            "SELECT id FROM documents WHERE roles_read IS NULL OR roles_read < ? "
+            "ORDER BY id LIMIT ?",
+            [ROLES_VERSION, limit],
+        )
+        return [row[0] for row in rows]
+
+    def replace_roles(self, document_id: int, roles: Sequence[RoleRange]) -> None:
+        """Store a document's roles (normalised, knownote.read.roles.normalise) in place of what
+        it had; the text and every offset stay as they are."""
+        with self.transaction() as db:
+            db.execute("DELETE FROM roles WHERE document_id = ?", [document_id])
+            _insert_roles(db, document_id, roles)
+
     def headings(self, document_id: int) -> list[Heading]:
         rows = self._all(
             'SELECT start, "end", level FROM headings WHERE document_id = ? ORDER BY start, level',
@@ -563,12 +611,14 @@ class Store:
         times: Sequence[Timed] = (),
         origin: WebOrigin | None = None,
         again: bool = False,
+        roles: Sequence[RoleRange] | None = None,
     ) -> int | None:
         """Store a document with all its passages in one transaction.
 
         `times`: a recording's words and when they were said; `origin`: a web page's address
         (its version is counted here, in the transaction); `again`: a file the notebook holds,
-        read again (by OCR) as a new version beside the others.
+        read again (by OCR) as a new version beside the others; `roles`: what each part of the
+        text is, normalised (None: not read, left to the background reading).
 
         Returns the new document id, or None when the notebook already holds this file. Raises
         NotFound when the notebook is gone (deleted by another session while the file was read).
@@ -645,6 +695,8 @@ class Store:
                 self._insert_passages(
                     db, notebook_id, document_id, text, passages, vectors, table, languages
                 )
+            if roles is not None:
+                _insert_roles(db, document_id, roles)
             if ocr_pages:
                 db.executemany(
                     "INSERT INTO ocr_pages (document_id, page_no, boxes, lines) "
@@ -715,7 +767,8 @@ class Store:
         )
         db.register("new_passages", passage_rows)
         try:
-            db.execute("INSERT INTO passages SELECT * FROM new_passages")
+            columns = ", ".join(f'"{name}"' for name in passage_rows.column_names)
+            db.execute(f"INSERT INTO passages ({columns}) SELECT * FROM new_passages")
         finally:
             db.unregister("new_passages")
         self._insert_index(db, notebook_id, document_id, ids, passages, vectors, table)
@@ -888,6 +941,7 @@ class Store:
         db.execute("DELETE FROM passages WHERE document_id = ?", [document_id])
         db.execute("DELETE FROM pages WHERE document_id = ?", [document_id])
         db.execute("DELETE FROM headings WHERE document_id = ?", [document_id])
+        db.execute("DELETE FROM roles WHERE document_id = ?", [document_id])
         db.execute("DELETE FROM ocr_pages WHERE document_id = ?", [document_id])
         db.execute("DELETE FROM spoken WHERE document_id = ?", [document_id])
         db.execute("DELETE FROM web_pages WHERE document_id = ?", [document_id])

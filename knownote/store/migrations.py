@@ -625,6 +625,26 @@ def m027_passage_languages(db: duckdb.DuckDBPyConnection) -> None:
     )
 
 
+def m028_roles(db: duckdb.DuckDBPyConnection) -> None:
+    # What each part of a document is, as ranges of its text (knownote.read.roles): text no row
+    # covers is body text. `roles_read` is the version of the rules a document's roles were read
+    # with; NULL for documents imported before, until the background reading gets to them.
+    db.execute(
+        """
+        CREATE TABLE roles (
+            document_id BIGINT NOT NULL,
+            start INTEGER NOT NULL,
+            "end" INTEGER NOT NULL,
+            role VARCHAR NOT NULL
+        )
+        """
+    )
+    db.execute("ALTER TABLE documents ADD COLUMN roles_read INTEGER")
+    # The share of each passage's characters in minor parts (knownote.read.roles.MINOR):
+    # references, front matter and page furniture, which a hybrid search weighs down.
+    db.execute("ALTER TABLE passages ADD COLUMN minor REAL DEFAULT 0")
+
+
 MIGRATIONS: list[Migration] = [
     m001_documents_and_passages,
     m002_chats,
@@ -650,6 +670,7 @@ MIGRATIONS: list[Migration] = [
     m025_study_cards,
     m026_mind_maps,
     m027_passage_languages,
+    m028_roles,
 ]
 
 

@@ -1,11 +1,12 @@
 """Cloze cards without a model: a source's central sentences, each with its weightiest term blanked.
 
-The sentences are the overview's (`central_sentences`: nearest the centre of the document's
-passage vectors), so each is an exact range of the stored text. The term blanked is the one the
-keyword index weighs most: how many of this source's passages hold it (1 + log), times how rare
-it is in the notebook (the log of passages per passage holding it), stop words left out, times
-a preference for what makes an answer worth recalling (`preference`: numbers first, short words
-last; in a notebook of two sources "also" is as rare as "gravity"). Its own range is kept too:
+The sentences are the overview's (`central_sentences`: nearest the centre of the document's passage
+vectors, drawn from its body text), so each is an exact range of the stored text; a page header or
+footer a sentence runs over is shown as "…" and never blanked. The term blanked is the one the
+keyword index weighs most: how many of this source's passages hold it (1 + log), times how rare it
+is in the notebook (the log of passages per passage holding it), stop words left out, times a
+preference for what makes an answer worth recalling (`preference`: numbers first, short words last;
+in a notebook of two sources "also" is as rare as "gravity"). Its own range is kept too:
 `text[answer_start:answer_end]` is the answer as written.
 """
 
@@ -21,6 +22,7 @@ from knownote.answer.quotes import display_text
 from knownote.index.analyze import BODY, LANGUAGES, WORDS, stop_words
 from knownote.index.embed import Embedder
 from knownote.index.tokenize import mostly_cjk
+from knownote.read.roles import Roles
 from knownote.store.db import Document, Store, term_key
 from knownote.study.cards import BLANK, CLOZE, NAME, NUMBER, SENTENCES, WORD, NewCard
 
@@ -120,12 +122,32 @@ def term_weights(store: Store, document: Document, terms: set[str]) -> dict[str,
     return weights
 
 
-def _card(document: Document, quote: Quote, token: Token, same: list[Token]) -> NewCard:
-    sentence = quote.text
+def _blanked(sentence: str, same: list[Token]) -> str:
     front, cut = sentence, len(sentence)
     for t in sorted(same, key=lambda t: -t.start):  # every occurrence, or the answer shows
         if t.end <= cut:  # CJK pairs of one run may overlap ("aaa")
             front, cut = front[: t.start] + BLANK + front[t.end :], t.start
+    return front
+
+
+def _shown(quote: Quote, same: list[Token]) -> str:
+    """The sentence as the card shows it, `same` blanked and page furniture inside it as "…"."""
+    parts, at = [], 0
+    for a, b in [(a - quote.start, b - quote.start) for a, b in quote.skipped]:
+        parts.append((at, a))
+        at = b
+    parts.append((at, len(quote.text)))
+    shown = []
+    for a, b in parts:
+        inside = [Token(t.start - a, t.end - a, t.term) for t in same if a <= t.start < b]
+        part = _blanked(quote.text[a:b], inside)
+        if part.strip():
+            shown.append(display_text(part))
+    return " … ".join(shown)
+
+
+def _card(document: Document, quote: Quote, token: Token, same: list[Token]) -> NewCard:
+    sentence = quote.text
     answer = sentence[token.start : token.end]
     first = not sentence[: token.start].strip()
     return NewCard(
@@ -133,8 +155,8 @@ def _card(document: Document, quote: Quote, token: Token, same: list[Token]) -> 
         start=quote.start,
         end=quote.end,
         kind=CLOZE,
-        front=display_text(front),
-        back=display_text(sentence),
+        front=_shown(quote, same),
+        back=quote.shown,
         answer=answer,
         answer_kind=answer_kind(answer, sentence_start=first),
         language=(document.languages or ("",))[0],
@@ -144,14 +166,27 @@ def _card(document: Document, quote: Quote, token: Token, same: list[Token]) -> 
     )
 
 
+def _said(quote: Quote, token: Token) -> bool:
+    """Whether the token is the sentence's own, not a page header's or footer's inside it."""
+    at = quote.start + token.start
+    return not any(a <= at < b for a, b in quote.skipped)
+
+
 def cloze_cards(
-    store: Store, embedder: Embedder, document_id: int, n: int = CARDS_PER_SOURCE
+    store: Store,
+    embedder: Embedder,
+    document_id: int,
+    n: int = CARDS_PER_SOURCE,
+    roles: Roles | None = None,
 ) -> list[NewCard]:
-    """Up to `n` cloze cards of the source's most central sentences, in reading order."""
+    """Up to `n` cloze cards of the source's most central sentences of prose (by its `roles`,
+    read from the store when not given), in reading order."""
     document = store.document(document_id)
     language = (document.languages or ("",))[0]
-    quotes = central_sentences(store, embedder, document_id, n=CANDIDATES)
-    found = {id(q): [t for t in tokens(q.text) if blankable(t, language)] for q in quotes}
+    quotes = central_sentences(store, embedder, document_id, n=CANDIDATES, roles=roles)
+    found = {
+        id(q): [t for t in tokens(q.text) if blankable(t, language) and _said(q, t)] for q in quotes
+    }
     weights = term_weights(store, document, {t.term for ts in found.values() for t in ts})
     made: list[NewCard] = []
     blanked: set[str] = set()  # a term blanked once is not asked again in this source

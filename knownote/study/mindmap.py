@@ -18,10 +18,11 @@ from dataclasses import dataclass
 
 from knownote.answer.cite import SourcePassage, parse_citations, strip_marks
 from knownote.answer.ollama_chat import num_ctx_for
-from knownote.answer.overview import by_centrality
+from knownote.answer.overview import by_centrality, prose_first
 from knownote.answer.prompts import Chat, passage_header, without_thinking
 from knownote.errors import ModelError
 from knownote.read.extracted import page_of
+from knownote.read.roles import Roles
 from knownote.store.db import Store
 from knownote.store.mind_maps import KeptCite, kept_mind_map, save_mind_map
 from knownote.study.maps import Cite, Link, MindMap, Node
@@ -235,7 +236,8 @@ def _cite(p: SourcePassage) -> Cite:
 
 def map_passages(store: Store, notebook_id: int, k: int = MAP_PASSAGES) -> list[SourcePassage]:
     """About `k` passages, the nearest to each source's centre, shared out among the sources in
-    use (each gets its turn, the most central first), numbered in reading order by source."""
+    use (each gets its turn, the most central first), numbered in reading order by source. The
+    ideas come from body text: passages that are mostly prose go first (`prose_first`)."""
     documents = [d for d in store.documents(notebook_id) if d.enabled and d.passages]
     if not documents:
         return []
@@ -243,8 +245,12 @@ def map_passages(store: Store, notebook_id: int, k: int = MAP_PASSAGES) -> list[
     picked: list[tuple[int, list[int]]] = []
     for document in documents[:k]:
         vectors = store.vectors(document.id)
-        if vectors.shape[0]:
-            picked.append((document.id, [int(i) for i in by_centrality(vectors)[1][:share]]))
+        passages = store.passages(document.id)
+        if vectors.shape[0] and vectors.shape[0] == len(passages):
+            order = prose_first(
+                by_centrality(vectors)[1], passages, Roles(store.roles(document.id))
+            )
+            picked.append((document.id, order[:share]))
     # Trim the shares (the least central of each first) to k in all.
     while sum(len(indexes) for _, indexes in picked) > k:
         longest = max(picked, key=lambda entry: len(entry[1]))

@@ -18,6 +18,7 @@ from knownote.answer.overview import central_passages
 from knownote.answer.prompts import Chat, without_thinking
 from knownote.answer.quotes import display_text
 from knownote.answer.support import support_spans
+from knownote.read.roles import Roles
 from knownote.store.db import Document, Passage, Store
 from knownote.study.cards import QA, NewCard
 from knownote.study.cloze import answer_kind
@@ -62,15 +63,22 @@ def parse_card(reply: str) -> tuple[str, str] | None:
 
 
 def checked_card(
-    document: Document, passage: Passage, question: str, answer: str, model: str
+    document: Document,
+    passage: Passage,
+    question: str,
+    answer: str,
+    model: str,
+    roles: Roles | None = None,
 ) -> NewCard:
-    """The card with its range: the span of `passage` its answer leans on; marked unsupported
-    when that span is no close match (or the answer has no words to match)."""
+    """The card with its range: the span of `passage` its answer leans on (inside one role of
+    the document's `roles`); marked unsupported when that span is no close match (or the answer
+    has no words to match)."""
     source = SourcePassage(
         1, passage.id, document.id, document.title, passage.idx, passage.start, passage.end,
         passage.page_start, passage.page_end, passage.text, True,
     )  # fmt: skip
-    supports = support_spans(f"{answer} [1]", [source])
+    in_roles = {document.id: roles} if roles else None
+    supports = support_spans(f"{answer} [1]", [source], roles=in_roles)
     supported = bool(supports) and not any(s.weak for s in supports)
     start = min((s.start for s in supports), default=passage.start)
     end = max((s.end for s in supports), default=passage.end)
@@ -97,6 +105,7 @@ def written_cards(
     the prompt's form. Raises ModelError or LLMUnavailable when the model cannot be used."""
     document = store.document(document_id)
     passages = store.passages(document_id)
+    roles = Roles(store.roles(document_id))
     made = []
     indexes = central_passages(store, document_id, k)
     for i in indexes:
@@ -109,5 +118,5 @@ def written_cards(
         reply = llm.complete(model, messages, num_ctx_for(messages, answer_tokens=ANSWER_TOKENS))
         pair = parse_card(reply)
         if pair is not None:
-            made.append(checked_card(document, passage, *pair, model))
+            made.append(checked_card(document, passage, *pair, model, roles))
     return Written(tuple(made), len(indexes))

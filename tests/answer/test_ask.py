@@ -21,8 +21,9 @@ from knownote.answer.cite import Answer
 from knownote.answer.ollama_chat import OllamaChat, num_ctx_for
 from knownote.answer.prompts import build_messages, translation_in
 from knownote.answer.prompts import standalone_query as rewrite
-from knownote.answer.quotes import extractive_answer, sentence_spans
+from knownote.answer.quotes import extractive_answer
 from knownote.errors import KnowNoteError
+from knownote.index.sentences import sentence_spans
 from knownote.index.tokenize import tokenize
 from knownote.pipeline.ingest import import_file
 from knownote.search.retrieve import SearchError, search

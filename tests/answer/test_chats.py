@@ -277,10 +277,10 @@ def test_the_reason_an_answer_fell_short_is_kept_for_a_reload(store, notebook, d
 
 def first_sentence(store, document_id):
     """The longest sentence of the document's first passage, without its final full stop."""
-    from knownote.answer.support import sentence_spans
+    from knownote.index.sentences import sentence_spans
 
     text = store.passages(document_id)[0].text
-    a, b = max(sentence_spans(text), key=lambda s: s[1] - s[0])
+    a, b = max(sentence_spans(text, lines=True), key=lambda s: s[1] - s[0])
     return text[a:b].rstrip(".")
 
 
@@ -312,6 +312,25 @@ def test_a_changed_document_makes_its_support_spans_stale(store, notebook, docum
         store.db.execute("UPDATE documents SET text = 'X' || text WHERE id = ?", [document_id])
     [answer] = chats.load_chat(store, chat_id)
     assert answer.supports and all(s.stale for s in answer.supports)
+
+
+def test_a_page_header_inside_a_support_span_is_shown_as_an_ellipsis(store, notebook, document_id):
+    from knownote.read.roles import RoleRange
+
+    claim = first_sentence(store, document_id)
+    chat_id, [support] = save_supported(store, notebook, document_id, claim + " [1].")
+    middle = support.start + (support.end - support.start) // 2
+    at = store.document_text(document_id).index(" ", middle)
+    store.replace_roles(document_id, [RoleRange(at + 1, at + 4, "page_header")])
+    [answer] = chats.load_chat(store, chat_id)
+    [loaded] = answer.supports
+    text = store.document_text(document_id)
+    assert loaded.text == text[loaded.start : loaded.end] and not loaded.stale  # still exact
+    head, tail = loaded.display.split(" … ")
+    assert " ".join(text[loaded.start : at].split()) == head
+    assert " ".join(text[at + 4 : loaded.end].split()) == tail
+    quoted = chats.export_markdown(store, chat_id).split("leans on", 1)[1]
+    assert " … " in quoted
 
 
 def test_export_quotes_each_support_span_with_its_offsets(store, notebook, document_id):

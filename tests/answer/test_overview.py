@@ -84,6 +84,45 @@ def test_a_document_without_sentences_to_quote_has_none(store, notebook, setting
     assert central_sentences(store, embedder, result.document_id) == []
 
 
+# --- roles: quotes from body text ------------------------------------------------------------
+
+
+def test_a_quote_shows_a_page_footer_inside_it_as_an_ellipsis():
+    text = "这本书讲的是分布式训练\n\n— 7 —\n\n如何在多台机器上进行。"
+    footer = (text.index("— 7 —"), text.index("— 7 —") + 5)
+    quote = Quote(1, 0, len(text), text, None, 0.9, (footer,))
+    assert quote.shown == "这本书讲的是分布式训练 … 如何在多台机器上进行。"
+    assert quote.text == text
+
+
+def test_a_quote_shows_bold_markdown_as_its_text():
+    text = "每块GPU上存一份完整的参数，对梯度做一次 **AllReduce** 得到 **完整的梯度**。"
+    assert Quote(1, 0, len(text), text, None, 0.9).shown == (
+        "每块GPU上存一份完整的参数，对梯度做一次 AllReduce 得到 完整的梯度。"
+    )
+
+
+def test_the_quotes_are_body_text_not_a_table_or_references(store, notebook, settings, embedder):
+    from knownote.read.roles import PROSE, RoleRange, Roles
+
+    relative = "docs/web_text/md_wikipedia_gravity_hill.md"
+    document_id = imported(store, notebook, settings, embedder, relative)
+    text = store.document_text(document_id)
+    every = central_sentences(store, embedder, document_id, n=12, roles=Roles(()))
+    # Say two of the sentences it quotes without roles were a table and a reference entry.
+    table, reference = every[0], every[1]
+    labelled = Roles(
+        [
+            RoleRange(table.start, table.end, "table"),
+            RoleRange(reference.start, reference.end, "reference"),
+        ]
+    )
+    quotes = central_sentences(store, embedder, document_id, n=12, roles=labelled)
+    assert quotes and all(labelled.at(q.start) in PROSE for q in quotes)
+    assert {(q.start, q.end) for q in quotes} & {(q.start, q.end) for q in every[2:]}
+    assert all(text[q.start : q.end] == q.text for q in quotes)
+
+
 # --- a model's overview -----------------------------------------------------------------------
 
 REPLY = (

@@ -12,6 +12,7 @@ from knownote.index.embedders import get_embedder
 from knownote.index.language import language_of
 from knownote.measure.answers import contains, first_quote
 from knownote.measure.retrieval import Dataset, import_text, load_squad
+from knownote.read.roles import RoleRange, Roles
 from knownote.search.retrieve import Hit, search
 from knownote.settings import MULTILINGUAL, Settings
 from knownote.store.db import Store
@@ -169,3 +170,103 @@ def test_a_hit_without_a_language_is_never_marked(embedder):
     hit = Hit(1, 1, "Note", 0, 0, len(sentence), None, None, 1.0, sentence)
     text, cited = extractive_answer(embedder, "Wer hat das Spiel gewonnen?", [hit])
     assert cited == {1} and not text.startswith("(")
+
+
+# --- roles: quotes drawn from prose -----------------------------------------------------------
+
+PAPER = (
+    "PaSa: An LLM Agent for Comprehensive Academic Paper Search\n"
+    "Yichen He, Guanhua Huang, Peiyuan Feng. ByteDance Research, Peking University.\n"
+    "Demo: https://pasa-agent.ai. Contact: he@example.com.\n\n"
+    "PaSa searches for academic papers with a crawler that calls the search engine and reads "
+    "each paper it finds. A selector then judges whether each paper meets the query.\n\n"
+    "Method Recall@20 Recall@50\nPaSa 0.4834 0.6947\nGoogle 0.2015 0.2353\n\n"
+    "He, Y. 2024. Academic search with agents. In Proceedings of ACL.\n"
+)
+
+
+def paper_roles(text: str) -> Roles:
+    front = text.index("\n\nPaSa searches")
+    table = text.index("Method Recall")
+    reference = text.index("He, Y.")
+    return Roles(
+        [
+            RoleRange(0, text.index("\n"), "heading"),
+            RoleRange(text.index("Yichen"), front, "front_matter"),
+            RoleRange(table, text.index("\n\nHe, Y."), "table"),
+            RoleRange(reference, len(text), "reference"),
+        ]
+    )
+
+
+def paper_hits(text: str) -> list[Hit]:
+    half = text.index("Method Recall")
+    return [
+        Hit(1, 9, "PaSa", 0, 0, half, None, None, 1.0, text[:half]),
+        Hit(2, 9, "PaSa", 1, half, len(text), None, None, 0.9, text[half:]),
+    ]
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Which authors from ByteDance Research and Peking University wrote PaSa, and its demo?",
+        "Who wrote about academic search with agents in the Proceedings of ACL?",
+    ],
+)
+def test_an_author_block_or_a_reference_is_not_quoted_when_body_text_is_there(embedder, question):
+    hits = paper_hits(PAPER)
+    body = PAPER[PAPER.index("PaSa searches") : PAPER.index("Method Recall")]
+    plain, _ = extractive_answer(embedder, question, hits, {9: PAPER})
+    assert [s for _, s, _ in quotes(plain) if s not in body]  # without roles they are quoted
+    text, _ = extractive_answer(embedder, question, hits, {9: PAPER}, roles={9: paper_roles(PAPER)})
+    said = [s for _, s, _ in quotes(text)]
+    assert said and all(s in body for s in said), said
+
+
+def test_a_table_is_quoted_as_its_rows_never_as_a_sentence(embedder):
+    question = "What recall does PaSa reach at 20 and 50 against Google?"
+    hits = paper_hits(PAPER)
+    text, _ = extractive_answer(embedder, question, hits, {9: PAPER}, roles={9: paper_roles(PAPER)})
+    tables = [s for _, s, _ in quotes(text) if "0.4834" in s]
+    assert tables == ["Method Recall@20 Recall@50 · PaSa 0.4834 0.6947 · Google 0.2015 0.2353"]
+
+
+def test_a_page_header_inside_a_quoted_sentence_is_shown_as_an_ellipsis(embedder):
+    text = (
+        "莫高窟位于敦煌市东南，\n\n中国文化遗产 第12页\n\n是世界上现存规模最大的佛教艺术地。"
+        "洞窟里有大量壁画。"
+    )
+    header = RoleRange(text.index("中国文化"), text.index("第12页") + 4, "page_header")
+    hit = Hit(1, 3, "敦煌", 0, 0, len(text), None, None, 1.0, text, language="zh")
+    answer, _ = extractive_answer(
+        embedder, "莫高窟在哪里？", [hit], {3: text}, roles={3: Roles([header])}
+    )
+    assert "莫高窟位于敦煌市东南， … 是世界上现存规模最大的佛教艺术地。" in answer
+    assert "第12页" not in answer
+
+
+def test_the_quotes_of_a_real_paper_come_from_its_body_text(store, notebook, settings, embedder):
+    from knownote.answer.quotes import UNQUOTED, shown_sentence
+    from knownote.index.sentences import sentences
+    from knownote.pipeline.ingest import import_file
+
+    path = corpus_file("docs/pdf/paper_dpr_2004.04906_2col.pdf")
+    result = import_file(store, notebook, path.name, path.read_bytes(), settings=settings,
+                         embedder=embedder)  # fmt: skip
+    roles = Roles(store.roles(result.document_id))
+    assert roles.ranges, "the paper was read without roles"
+    question = "Who are the authors of dense passage retrieval and which papers does it cite?"
+    hits = search(store, embedder, notebook.id, question, k=8)
+    document = store.document_text(result.document_id)
+    text, _ = extractive_answer(embedder, question, hits, {result.document_id: document},
+                                roles={result.document_id: roles})  # fmt: skip
+    unquoted = {
+        shown_sentence(h.text, s)
+        for h in hits
+        for s in sentences(h.text, roles=roles, offset=h.start)
+        if s.role in UNQUOTED
+    }
+    assert unquoted, "the hits hold no author block, reference or page furniture"
+    said = [s.strip("…") for _, s, _ in quotes(text)]
+    assert said and not [s for s in said if s in unquoted]

@@ -3,7 +3,7 @@ import time
 import pytest
 
 from knownote.answer.cite import SourcePassage
-from knownote.answer.support import WEAK_SCORE, sentence_spans, support_spans
+from knownote.answer.support import WEAK_SCORE, sentence_pieces, support_spans
 
 DOCUMENT = (
     "Gravity hills are places where a slight downhill slope looks like an uphill slope. "
@@ -28,7 +28,7 @@ BOTH = passages((0, HALF), (HALF - 20, len(DOCUMENT)), cited=(1, 2))
 
 
 def texts(text):
-    return [text[a:b] for a, b in sentence_spans(text)]
+    return [text[a:b] for a, b in sentence_pieces(text, lines=True)]
 
 
 @pytest.mark.parametrize(
@@ -55,7 +55,7 @@ def test_sentences_split_at_full_stops_but_not_after_abbreviations(text, expecte
 
 def test_a_long_text_without_punctuation_is_cut_into_clauses_or_pieces():
     text = "字" * 1000
-    spans = sentence_spans(text)
+    spans = sentence_pieces(text, lines=True)
     assert len(spans) > 1 and all(b - a <= 400 for a, b in spans)
     assert "".join(text[a:b] for a, b in spans) == text
 
@@ -144,7 +144,7 @@ def one_passage(text):
 )
 def test_a_quote_that_a_quotative_particle_follows_ends_no_sentence(text, expected):
     assert texts(text) == expected
-    assert [text[a:b] for a, b in sentence_spans(text, document=True)] == expected
+    assert [text[a:b] for a, b in sentence_pieces(text)] == expected
 
 
 def test_hiragana_bigrams_are_weak_evidence_beside_kanji_and_katakana():
@@ -246,3 +246,27 @@ def test_an_answer_in_another_language_finds_the_sentence_holding_its_answer(que
     meaning = meaning_scorer(spans, get_embedder("multilingual-e5-small-int8"))
     span, _, _ = best_support(Scorer(spans), meaning, sentence, None)
     assert any(a < spans[span].end and spans[span].start < b for a, b in q.evidence)
+
+
+def test_a_span_across_a_page_runs_over_its_header_and_shows_it_as_an_ellipsis():
+    from knownote.answer.support import shown_span
+    from knownote.read.roles import RoleRange, Roles
+
+    document = (
+        "宮沢賢治は岩手県の花巻で生まれ、\n\n農民芸術概論 ― 12 ―\n\n"
+        "農学校の教師をしながら童話を書いた。彼の作品は今も広く読まれている。"
+    )
+    header = RoleRange(document.index("農民芸術"), document.index("12 ―") + 4, "page_header")
+    roles = {1: Roles([header])}
+    (support,) = support_spans(
+        "宮沢賢治は農学校の教師をしながら童話を書いた。[1]", one_passage(document), roles=roles
+    )
+    assert support.start < header.start and header.end < support.end
+    assert document[support.start : support.end] == support.text
+    assert shown_span(support.text, support.start, roles[1]) == (
+        "宮沢賢治は岩手県の花巻で生まれ、 … 農学校の教師をしながら童話を書いた。"
+    )
+    (alone,) = support_spans(
+        "宮沢賢治は農学校の教師をしながら童話を書いた。[1]", one_passage(document)
+    )
+    assert alone.start > header.end  # without roles the page break ends the sentence

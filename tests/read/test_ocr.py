@@ -13,14 +13,17 @@ import pytest
 from PIL import Image, ImageDraw, ImageFont
 
 from benchmarks.ocr import SETS, edit_distance, normal
+from benchmarks.ocr_order import line_order, typeset_columns, typeset_table
 from knownote.errors import KnowNoteError
 from knownote.pipeline.ingest import ocr_limits
 from knownote.read import tesseract
 from knownote.read.extract import OcrLimits, clean_text, pdf_page_text
 from knownote.read.ocr import (
     OcrLine,
+    OcrText,
     engine_for,
     is_chinese,
+    layer_noise,
     page_text,
     read_page,
     reading_order,
@@ -28,6 +31,7 @@ from knownote.read.ocr import (
     suspect_token_share,
 )
 from knownote.read.scans import ocr_pdf_pages
+from knownote.read.table_rows import CELL_SEPARATOR
 from knownote.settings import Settings
 from tests.conftest import corpus_file
 
@@ -287,3 +291,56 @@ def test_the_page_script_picks_its_installed_languages():
     assert tesseract.languages_for("Korean", every) == "kor"
     assert tesseract.languages_for(None, every) == every  # unknown: all (installed) ones
     assert tesseract.mixed(every) and not tesseract.mixed("eng+fra_not_installed")
+
+
+# ---------------------------------------------------------------- reading order of rendered pages
+
+
+def _read_rendered(page: pymupdf.Page) -> OcrText:
+    pix = page.get_pixmap(dpi=150, alpha=False, colorspace="rgb")
+    image = np.frombuffer(pix.samples, np.uint8).reshape(pix.height, pix.width, 3)
+    return read_page(image, "auto", dpi=150)
+
+
+@pytest.mark.parametrize(
+    "columns, chinese", [(2, False), (4, True)], ids=["two columns, English", "four, Chinese"]
+)
+def test_a_rendered_page_of_columns_reads_one_column_after_the_other(columns, chinese):
+    # Lines of every column share baselines; the Chinese columns are 10 characters wide, which
+    # the table regrouping read across, row by row, before (order 0.00; benchmarks/ocr_order.py).
+    page, truth = typeset_columns(columns, chinese)
+    read = _read_rendered(page)
+    share, found, lines = line_order(read.text, truth)
+    assert found >= 0.8 * lines and share >= 0.95, (share, found, lines)
+    assert CELL_SEPARATOR not in read.text
+    # each character keeps its box: the first line's characters lie in the first column
+    first = truth.split("\n")[0][:4]
+    at = read.text.index(first)
+    assert all(
+        b is not None and b[2] < page.rect.width / columns * 150 / 72
+        for b in read.boxes[at : at + 4]
+    )
+    assert len(read.boxes) == len(read.lines) == len(read.text)
+
+
+@pytest.mark.parametrize("chinese", [False, True], ids=["English", "Chinese"])
+def test_a_rendered_table_page_reads_row_by_row(chinese):
+    page, truth = typeset_table(chinese)
+    read = _read_rendered(page)
+    share, found, lines = line_order(read.text, truth)
+    assert found >= 0.8 * lines and share >= 0.95, (share, found, lines)
+    assert read.text.count(CELL_SEPARATOR) >= 0.8 * truth.count(CELL_SEPARATOR)
+
+
+def test_garbage_layers_are_told_from_ocr_text():
+    assert layer_noise("«POAH «3E*»CM The memo of 3 May was typed").garbled  # symbols
+    assert layer_noise("æˆªè‡³2015å¹´12æœˆ31æ—¥ï¼Œç¥žé¹°é›†å›¢").garbled  # mojibake
+    broken = "T h e sur vey te am mea sur ed t h e ti des a t t h e nor th ern p iers " * 2
+    assert layer_noise(broken).garbled
+    flipped = "The SurvEy teAm measUred thE tides aT the norThern piErs twicE daiLy " * 2
+    assert layer_noise(flipped).garbled
+    plain = "The survey team measured the tides at the northern piers twice daily. " * 3
+    assert not layer_noise(plain).garbled
+    assert not layer_noise(
+        "截至2015年12月31日，神鹰集团在该担保项下实际融资余额为1.57亿元。"
+    ).garbled

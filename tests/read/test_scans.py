@@ -14,9 +14,12 @@ import pymupdf
 import pytest
 from PIL import Image
 
+from benchmarks.ocr_order import GARBAGE, mojibake, mojibake_gbk, symbol_soup
 from knownote.pipeline.ingest import import_file, ocr_progress_text
 from knownote.read.extract import OcrLimits, extract, pdf_page_text, pdf_pages_to_ocr
-from knownote.read.scans import has_invisible_layer_over_image, noisy_layer
+from knownote.read.ocr import layer_noise
+from knownote.read.pdf import _read_layers
+from knownote.read.scans import has_invisible_layer_over_image, layers_to_judge, noisy_layer
 from knownote.show.pdf_page import passage_pages
 from tests.conftest import DOCS, corpus_file
 from tests.e2e.test_corpus import OCR_PAGES, PASSWORDS
@@ -300,3 +303,100 @@ def test_a_good_layer_over_a_page_image_is_kept_as_it_is():
     extracted = extract(data, "memo.pdf", ocr=ENG)
     assert extracted.ocr_pages == ()
     assert extracted.text == layer
+
+
+# ---------------------------------------------------------------- an OCR layer of garbage
+
+MEMO = [
+    "MEMORANDUM FOR THE DIRECTOR",
+    "SUBJECT: Harbour survey of the northern piers",
+    "1. The survey team measured the tides at the northern piers",
+    "twice daily for three weeks and found the channel shallower",
+    "than the charts show near the second pier.",
+    "2. We recommend that dredging begin before the winter storms",
+    "and that the pilots be told of the shallow channel at once.",
+]
+MEMO_ZH = [  # over 200 characters: a shorter text beside a page image counts as no layer
+    "关于北港码头测量的备忘录",
+    "一、测量小组连续三周每天两次测量北港码头的潮位",
+    "发现第二码头附近的航道比海图所示更浅",
+    "退潮时航道最浅处不足五米，大型货船无法通过",
+    "二、建议在冬季风暴之前开始疏浚航道",
+    "并立即通知引航员注意第二码头附近的浅水区",
+    "三、疏浚期间北港码头的货船改由南港码头停靠",
+    "南港码头的仓库和起重机可以满足临时需要",
+    "四、测量数据和海图副本随本备忘录一并送上",
+    "请于下周一之前批复，以便安排疏浚船只和人员",
+    "五、附件：潮位记录表三份，航道水深图一份",
+    "测量船航行日志一份，引航员意见书两份",
+    "港务局测量科，二〇二四年十一月五日",
+]
+
+
+def _memo_scan(lines: list[str], layer: list[str] | None, chinese: bool = False) -> bytes:
+    """A typed memo as a page image (typewriter type, 150 dpi) with an invisible layer (render
+    mode 3) holding `layer`'s lines where the memo's lines are, as OCR software writes one."""
+    typed = pymupdf.open()
+    page = typed.new_page(width=595, height=842)
+    font = "china-s" if chinese else "cour"
+    for i, text in enumerate(lines):
+        page.insert_text((60, 90 + 28 * i), text, fontsize=14 if chinese else 11, fontname=font)
+    doc = pymupdf.open()
+    scan = doc.new_page(width=595, height=842)
+    scan.insert_image(scan.rect, pixmap=page.get_pixmap(dpi=150, alpha=False))
+    writer = pymupdf.TextWriter(scan.rect)
+    for i, text in enumerate(layer or []):
+        writer.append((60, 90 + 28 * i), text, font=pymupdf.Font("cjk"), fontsize=11)
+    writer.write_text(scan, render_mode=3)
+    return doc.tobytes()
+
+
+@pytest.mark.parametrize("garble", ["soup", "cipher", "broken"])
+def test_a_garbage_layer_over_a_typed_memo_is_read_again_by_ocr(garble: str):
+    data = _memo_scan(MEMO, GARBAGE[garble]("\n".join(MEMO)).split("\n"))
+    with pymupdf.open(stream=data) as doc:
+        assert has_invisible_layer_over_image(doc[0])
+        assert not noisy_layer([pdf_page_text(doc[0])])  # the digit test alone keeps it
+    extracted = extract(data, "memo.pdf")
+    assert len(extracted.ocr_pages) == 1
+    assert "northern piers" in extracted.text and "dredging" in extracted.text
+
+
+def test_a_garbage_layer_is_read_again_without_a_dictionary_too():
+    # RapidOCR alone (no Tesseract, so no dictionary to judge a layer by), as pip installs it
+    data = _memo_scan(MEMO, symbol_soup("\n".join(MEMO)).split("\n"))
+    extracted = extract(data, "memo.pdf", ocr=OcrLimits(engine="rapidocr", languages="none"))
+    assert len(extracted.ocr_pages) == 1
+    assert "dredging" in extracted.text
+
+
+@pytest.mark.parametrize("garble", [mojibake, mojibake_gbk], ids=["cp1252", "gbk"])
+def test_a_chinese_mojibake_layer_is_read_again_by_ocr(garble):
+    data = _memo_scan(MEMO_ZH, [garble(line) for line in MEMO_ZH], chinese=True)
+    extracted = extract(data, "memo.pdf")
+    assert len(extracted.ocr_pages) == 1
+    assert "航道" in extracted.text and "疏浚" in extracted.text
+
+
+@pytest.mark.parametrize("lines, chinese", [(MEMO, False), (MEMO_ZH, True)], ids=["en", "zh"])
+def test_a_good_layer_over_a_typed_memo_stays(lines: list[str], chinese: bool):
+    data = _memo_scan(lines, lines, chinese)
+    layer = pdf_page_text(pymupdf.open(stream=data)[0])
+    assert not layer_noise(layer).garbled
+    extracted = extract(data, "memo.pdf")
+    assert extracted.ocr_pages == ()
+    assert extracted.text == layer
+
+
+@pytest.mark.skipif(not PDFS, reason=f"needs the shared corpus ({DOCS} is absent)")
+def test_no_page_of_the_corpus_has_its_layer_judged_against_ocr():
+    for path in PDFS:
+        try:
+            doc = pymupdf.open(path)
+        except pymupdf.FileDataError:  # the empty file
+            continue
+        with doc:
+            if doc.needs_pass:
+                doc.authenticate(PASSWORDS[path.name])
+            found = _read_layers(doc)
+            assert layers_to_judge(found.texts, found.layered, OcrLimits(), found.to_read) == []

@@ -445,3 +445,32 @@ def test_a_question_finds_its_answer_in_another_language_beside_passages_in_its_
 def test_a_mixed_notebook_s_passages_carry_their_languages(mixed_notebook):
     held = mixed_notebook.store.passage_languages(mixed_notebook.scope.notebook_id)
     assert set(list(held)[:2]) == {"en", "ru"} and min(held["en"], held["ru"]) > 200
+
+
+def test_hybrid_search_weighs_references_and_front_matter_down_but_still_finds_a_cited_title(
+    store, embedder, notebook, settings
+):
+    import dataclasses
+
+    from knownote.pipeline.ingest import import_file
+    from tests.conftest import corpus_file
+
+    path = corpus_file("docs/pdf/paper_dpr_2004.04906_2col.pdf")
+    result = import_file(store, notebook, path.name, path.read_bytes(), settings=settings)
+    assert result.status == "imported", result.error
+    minor = dict(store.db.execute("SELECT id, minor FROM passages").fetchall())
+    tuned = retrieve.tuned_for(embedder.name)
+    before = dataclasses.replace(tuned, minor_weight=0.0)
+    scope = retrieve.Scope(notebook.id, None)
+
+    def shares(question: str, tuning) -> list[float]:
+        ranked = retrieve.rank(store, embedder, scope, question, 8, "hybrid", tuning=tuning)
+        return [minor[pid] for pid, _ in ranked]
+
+    topical = "dense representations for retrieval"
+    assert sum(s > 0.5 for s in shares(topical, before)) > sum(
+        s > 0.5 for s in shares(topical, tuned)
+    )
+    # Lee et al. (2019), cited by the paper: its entry is still the first hit
+    cited = "Latent retrieval for weakly supervised open domain question answering"
+    assert shares(cited, tuned)[0] > 0.5

@@ -213,6 +213,43 @@ def test_headings_and_section_paths_round_trip(source, fresh):
     assert outline(fresh, result.notebook_id) == before
 
 
+def test_roles_round_trip_and_an_archive_of_format_5_leaves_them_to_be_read(
+    source, fresh, tmp_path
+):
+    from tests.hostile_archives import _entries, _manifest, _put_table, _rebuild, _table
+
+    store, notebook, small_archive = source
+    before = {d.filename: store.roles(d.id) for d in store.documents(notebook.id)}
+    assert any(before.values())
+    result = import_notebook(fresh, small_archive, max_bytes=MAX)
+    assert {d.filename: fresh.roles(d.id) for d in fresh.documents(result.notebook_id)} == before
+    assert fresh.documents_without_roles(10) == []
+
+    entries = _entries(small_archive.read_bytes())
+    manifest = _manifest(entries)
+    tables = {t.name: _table(entries, t.name) for t in TABLES}
+    tables["documents"] = tables["documents"].drop_columns(["roles_read"])
+    _put_table(entries, "documents", tables["documents"])
+    del entries["tables/roles.arrow"], manifest["rows"]["roles"]
+    tables["roles"] = tables["roles"][:0]
+    manifest["digests"] = {
+        name: digest
+        for name, digest in digests(tables, manifest["notebook"]).items()
+        if name != "roles"
+    }
+    manifest["version"] = 5
+    archive = tmp_path / "format5.knownote"
+    archive.write_bytes(_rebuild(entries, manifest, rehash=True))
+    other = Store.open(tmp_path / "other.duckdb")
+    try:
+        again = import_notebook(other, archive, max_bytes=MAX)
+        held = [d.id for d in other.documents(again.notebook_id)]
+        assert sorted(other.documents_without_roles(10)) == sorted(held)
+        assert all(other.roles(i) == [] for i in held)
+    finally:
+        other.close()
+
+
 def test_an_archive_of_format_2_imports_without_headings(small_archive, tmp_path, fresh):
     """Format 2 had no headings and no section paths: it imports whole, with none."""
     from tests.hostile_archives import _entries, _manifest, _put_table, _rebuild, _table

@@ -302,7 +302,7 @@ def test_passages_stored_before_take_their_document_s_main_language(tmp_path, mo
         'INSERT INTO passages (id, document_id, notebook_id, idx, start, "end", text, n_terms) '
         "SELECT i, i, 1, 0, 0, 1, 'x', 1 FROM range(1, 4) t(i)"
     )
-    monkeypatch.setattr(migrations, "MIGRATIONS", MIGRATIONS)
+    monkeypatch.setattr(migrations, "MIGRATIONS", [m for m in MIGRATIONS if m.__name__ < "m028"])
     assert migrations.migrate(db) == ["m027_passage_languages"]
     rows = db.execute("SELECT id, language FROM passages ORDER BY id").fetchall()
     assert rows == [(1, "zh"), (2, None), (3, None)]

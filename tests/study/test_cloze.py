@@ -116,3 +116,60 @@ def test_a_chinese_source_s_cards_blank_character_pairs_at_exact_ranges(
     for card in made:
         assert len(card.answer) == 2 and text[card.answer_start : card.answer_end] == card.answer
         assert BLANK in card.front and card.language == "zh"
+
+
+# --- roles: cards from body text --------------------------------------------------------------
+
+NOTES = (
+    "# Tardigrades\n\n"
+    "Tardigrades survive drying by turning into a dormant barrel called a tun for decades. "
+    "Their cells make protective proteins that hold membranes together without any water. "
+    "Some species survived ten days of open space on a satellite in low orbit.\n\n"
+    "## References\n\n"
+    "Jönsson, K. 2008. Tardigrades survive exposure to space in low Earth orbit. Current "
+    "Biology 18.\n"
+    "Hashimoto, T. 2016. Extremotolerant tardigrade genome and improved radiotolerance of "
+    "cultured human cells. Nature Communications 7.\n"
+    "Boothby, T. 2017. Tardigrades use intrinsically disordered proteins to survive "
+    "desiccation. Molecular Cell 65.\n"
+)
+
+
+def test_cards_are_made_from_body_text_not_from_a_reference_list(
+    store, notebook, settings, embedder
+):
+    from knownote.read.roles import RoleRange, Roles
+    from tests.study.conftest import import_into
+
+    document_id = import_into(store, notebook, settings, embedder, "notes.md", NOTES.encode())
+    text = store.document_text(document_id)
+    start = text.index("Jönsson")
+    references = Roles([RoleRange(start, len(text), "reference")])
+    assert [
+        c for c in cloze_cards(store, embedder, document_id, roles=Roles(())) if c.start >= start
+    ]
+    made = cloze_cards(store, embedder, document_id, roles=references)
+    assert len(made) >= 2 and all(c.end <= start for c in made)
+
+
+def test_a_page_header_inside_a_card_s_sentence_is_shown_as_an_ellipsis_and_never_blanked(
+    store, notebook, settings, embedder
+):
+    from knownote.read.roles import RoleRange, Roles
+    from tests.study.conftest import import_into
+
+    data = (
+        "分布式训练把一个大模型的参数和梯度切分到多台机器上，\n\n机器学习讲义 第十二页\n\n"
+        "每台机器只保存其中一部分参数并与其他机器同步梯度。"
+        "数据并行在每台机器上复制完整的模型，再把一批数据平均分给各台机器进行计算。"
+    )
+    document_id = import_into(store, notebook, settings, embedder, "zh.txt", data.encode())
+    text = store.document_text(document_id)
+    header = RoleRange(text.index("机器学习讲义"), text.index("第十二页") + 4, "page_header")
+    made = cloze_cards(store, embedder, document_id, roles=Roles([header]))
+    crossing = [c for c in made if c.start < header.start and header.end < c.end]
+    assert crossing, [c.back for c in made]
+    for card in crossing:
+        assert " … " in card.back and "讲义" not in card.back and "讲义" not in card.front
+        assert not header.start <= card.answer_start < header.end
+        assert text[card.answer_start : card.answer_end] == card.answer

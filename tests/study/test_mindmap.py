@@ -256,3 +256,22 @@ def test_the_real_small_engine_makes_a_map_whose_every_citation_resolves(
         return
     assert made.nodes and made.model == f"openai:{CHAT_MODEL}"
     assert_exact(store, made, given)
+
+
+def test_the_map_s_passages_are_body_text_not_references_or_tables(store, settings, embedder):
+    from knownote.read.roles import RoleRange
+
+    notebook = store.create_notebook("Notes", embedder.name, embedder.dim)
+    document_id = imported(
+        store, notebook, settings, embedder, "docs/web_text/md_zh_distributed_training_notes.md"
+    )
+    every = map_passages(store, notebook.id, k=3)
+    # Say the passages it picks without roles were a reference list and a table.
+    labels = ["reference", "table", "reference"]
+    store.replace_roles(
+        document_id,
+        [RoleRange(p.start, p.end, role) for p, role in zip(every, labels, strict=True)],
+    )
+    picked = map_passages(store, notebook.id, k=3)
+    assert len(store.passages(document_id)) > 6 and len(picked) == 3
+    assert not {(p.start, p.end) for p in picked} & {(p.start, p.end) for p in every}
