@@ -121,3 +121,21 @@ def recall(question: np.ndarray, sentences: Sequence[np.ndarray]) -> np.ndarray:
         if len(tokens) and len(question):
             out[i] = float((question @ tokens.T).max(axis=1).mean())
     return out
+
+
+def weighted_recall(question: np.ndarray, sentences: Sequence[np.ndarray]) -> np.ndarray:
+    """`recall`, each of the question's tokens weighted by how far its closest cosine in its best
+    sentence stands above its mean over all `sentences` (square root): a token that every
+    sentence matches alike (the topic's words that all of them share, the question restated in
+    each) says nothing about which one holds it, as a word in every document counts for little
+    in idf. Plain recall where there are fewer than two sentences."""
+    held = [i for i, tokens in enumerate(sentences) if len(tokens)]
+    if len(held) < 2 or not len(question):
+        return recall(question, sentences)
+    closest = np.stack([(question @ sentences[i].T).max(axis=1) for i in held], axis=1)
+    weights = np.sqrt(np.maximum(closest.max(axis=1) - closest.mean(axis=1), 0.0))
+    if weights.sum() <= 0:
+        return recall(question, sentences)
+    out = np.zeros(len(sentences))
+    out[held] = (weights / weights.sum()) @ closest
+    return out

@@ -226,6 +226,10 @@ def test_in_the_passages_language_words_decide_as_without_a_model():
         ("56d704430d65d214001982e0", "ru"),  # "… квотербеком …? Пейтон Мэннинг.": the name
         ("570966e0200fba1400367f52", "de"),  # "… Sky+HD? OpenTV."
         ("56e10aa5cd28a01900c674b5", "de"),  # "… für den Nobelpreis? 1937."
+        # Below, spans that restate the question won while each token of the sentence counted
+        # alike (alignment.weighted_recall).
+        ("5733834ed058e614000b5c27", "ru"),  # "… фондовую биржу …? Второй мировой войны."
+        ("56d7018a0d65d214001982c5", "ru"),  # "… чемпионата АФК? Нью-Ингленд Пэтриотс."
     ],
 )
 def test_an_answer_in_another_language_finds_the_sentence_holding_its_answer(question_id, language):
