@@ -125,6 +125,10 @@ REFERENCE_TITLES = re.compile(
 )
 
 
+# A short line of its own, such as a section's title where no heading was found.
+_TITLE_LINE = re.compile(r"^[^\S\n]*(\S[^\n]{0,40})$", re.MULTILINE)
+
+
 def reference_sections(text: str, headings: Sequence[Heading]) -> list[RoleRange]:
     """Reference sections: from the end of a heading named "References", "参考文献", … to the next
     heading of the same or a higher level (or the end of the text).
@@ -141,7 +145,7 @@ def reference_sections(text: str, headings: Sequence[Heading]) -> list[RoleRange
             found.append(RoleRange(h.end, end, "reference"))
     if found:
         return found
-    lines = re.finditer(r"^[^\S\n]*(\S[^\n]{0,40})$", text, re.MULTILINE)
+    lines = _TITLE_LINE.finditer(text)
     # the last: a book's table of contents names its references long before they start
     last = [m for m in lines if REFERENCE_TITLES.fullmatch(m.group(1).strip())][-1:]
     for line in last:
@@ -306,7 +310,6 @@ CONTENTS_TITLES = re.compile(
 # An entry of a table of contents: its words, then (after dots, spaces or nothing) a page number
 # such as "12", "4-18" or "xii".
 _CONTENTS_ENTRY = re.compile(r"[^\n]{2,200}?[\s.·…]*(\d+([-–]\d+)?|[ivxlc]{1,7})", re.IGNORECASE)
-_CONTENTS_LINE = re.compile(r"^[^\S\n]*(\S[^\n]{0,40})$", re.MULTILINE)
 
 
 def contents_sections(text: str, headings: Sequence[Heading]) -> list[RoleRange]:
@@ -330,7 +333,7 @@ def contents_sections(text: str, headings: Sequence[Heading]) -> list[RoleRange]
     if found:
         return found
     title = next(
-        (m for m in _CONTENTS_LINE.finditer(text) if CONTENTS_TITLES.fullmatch(m.group(1).strip())),
+        (m for m in _TITLE_LINE.finditer(text) if CONTENTS_TITLES.fullmatch(m.group(1).strip())),
         None,
     )
     if title is None:
