@@ -219,6 +219,8 @@ class ImportWorker:
 
     def read_missing_roles(self) -> bool:
         """Read the roles of one document that lacks them; False when none is left."""
+        if not self.queue.store.documents_without_roles(1):
+            return False  # without loading PyMuPDF and its layout model on an idle start
         from knownote.pipeline.roles import read_missing_roles  # reads PDFs: PyMuPDF
 
         return read_missing_roles(self.queue.store, limit=1) > 0
