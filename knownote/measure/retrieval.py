@@ -21,6 +21,7 @@ from knownote.index.context import CURRENT, IndexRecipe, embedding_texts, index_
 from knownote.index.embed import Embedder
 from knownote.index.language import document_languages
 from knownote.index.split import split
+from knownote.read.roles import document_roles
 from knownote.search.retrieve import (
     FUSION_DEPTH,
     MODES,
@@ -243,6 +244,7 @@ def import_text(
         embedded_as=recipe.embedded_as,
         terms_as=terms_as,
         languages=document_languages(text),
+        roles=document_roles(text, [], ()),
     )
 
 
