@@ -19,8 +19,9 @@ import numpy as np
 from knownote.read.sections import Heading, heading_text
 
 # The version of the rules that read a document's roles, kept with it: sources read by older
-# rules are read again in the background (knownote.pipeline.roles).
-ROLES_VERSION = 1
+# rules are read again in the background (knownote.pipeline.roles). 2: "Further reading" and
+# "External links" sections are reference entries.
+ROLES_VERSION = 2
 BODY = "body"
 # In the order a range of one overrides a range of another where they overlap (later wins):
 # a page footer inside a reference section is a page footer, a heading inside it a heading.
@@ -118,6 +119,8 @@ class Roles:
 REFERENCE_TITLES = re.compile(
     r"(?:[\dIVX]+\.?\s*)?(?:references?|bibliography|works\s+cited|literature\s+cited|"
     r"cited\s+literature|references\s+and\s+notes|notes\s+and\s+references|citations|"
+    r"further\s+reading|external\s+links|weiterführende\s+literatur|weblinks|"
+    r"延伸阅读|扩展阅读|外部链接|外部連結|外部リンク|関連文献|"
     r"literatur(?:verzeichnis)?|quellen(?:verzeichnis)?|références|bibliographie|"
     r"referencias|bibliografía|bibliografia|riferimenti|список\s+литературы|литература|"
     r"参考文献|参考资料|参考文獻|引用文献|참고\s*문헌)\s*[:：]?",

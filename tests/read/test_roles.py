@@ -81,6 +81,21 @@ def test_a_heading_named_references_opens_a_section_up_to_the_next_of_its_level(
     assert roles.at(PAPER.index("More body")) == BODY
 
 
+def test_further_reading_and_external_links_sections_are_reference_entries():
+    page = (
+        "Danube\n\nThe river flows east.\n\nReferences\n\nSmith, J. (2001). Rivers.\n\n"
+        "Further reading\n\nBrown, K. (1999). The Danube.\n\nExternal links\n\nOfficial site\n"
+    )
+    headings = [heading_at(page, w, 2) for w in ("References", "Further reading", "External links")]
+    roles = Roles(document_roles(page, headings, []))
+    for words in ("Smith, J.", "Brown, K.", "Official site"):
+        assert roles.at(page.index(words)) == "reference", words
+    assert roles.at(page.index("The river")) == BODY
+    wiki = "多瑙河\n\n多瑙河向东流。\n\n延伸阅读\n\n王五. 多瑙河志. 1999.\n"
+    found = reference_sections(wiki, [heading_at(wiki, "延伸阅读", 2)])
+    assert [wiki[r.start : r.end].strip() for r in found] == ["王五. 多瑙河志. 1999."]
+
+
 def test_in_chinese_and_without_headings_the_last_line_named_so_opens_it():
     notes = "目录\n参考文献\n第一章 引言\n分布式训练很重要。\n参考文献\n[1] 张三. 深度学习. 2020.\n"
     (found,) = reference_sections(notes, [])
