@@ -119,11 +119,15 @@ class Roles:
 REFERENCE_TITLES = re.compile(
     r"(?:[\dIVX]+\.?\s*)?(?:references?|bibliography|works\s+cited|literature\s+cited|"
     r"cited\s+literature|references\s+and\s+notes|notes\s+and\s+references|citations|"
-    r"further\s+reading|external\s+links|weiterführende\s+literatur|weblinks|"
-    r"延伸阅读|扩展阅读|外部链接|外部連結|外部リンク|関連文献|"
     r"literatur(?:verzeichnis)?|quellen(?:verzeichnis)?|références|bibliographie|"
     r"referencias|bibliografía|bibliografia|riferimenti|список\s+литературы|литература|"
     r"参考文献|参考资料|参考文獻|引用文献|참고\s*문헌)\s*[:：]?",
+    re.IGNORECASE,
+)
+# Lists of further sources that follow the references, as on Wikipedia's pages.
+FURTHER_TITLES = re.compile(
+    r"(?:further\s+reading|external\s+links|weiterführende\s+literatur|weblinks|"
+    r"延伸阅读|扩展阅读|外部链接|外部連結|外部リンク|関連文献)\s*[:：]?",
     re.IGNORECASE,
 )
 
@@ -133,25 +137,30 @@ _TITLE_LINE = re.compile(r"^[^\S\n]*(\S[^\n]{0,40})$", re.MULTILINE)
 
 
 def reference_sections(text: str, headings: Sequence[Heading]) -> list[RoleRange]:
-    """Reference sections: from the end of a heading named "References", "参考文献", … to the next
-    heading of the same or a higher level (or the end of the text).
+    """Reference sections: from the end of a heading named "References", "参考文献", "Further
+    reading", … to the next heading of the same or a higher level (or the end of the text).
 
     Without such a heading, the last line that reads only "References" (a paper whose headings
-    were not found) opens one that runs to the next heading after it, or to the end; without
-    that, the last run of entries numbered "[1]", "[2]", … in order is one.
+    were not found), else the last that reads "Further reading" or the like, opens one that runs
+    to the next heading after it, or to the end; without that, the last run of entries numbered
+    "[1]", "[2]", … in order is one.
     """
     ordered = sorted(headings, key=lambda h: h.start)
     found = []
     for i, h in enumerate(ordered):
-        if REFERENCE_TITLES.fullmatch(heading_text(text, h)):
+        title = heading_text(text, h)
+        if REFERENCE_TITLES.fullmatch(title) or FURTHER_TITLES.fullmatch(title):
             end = next((g.start for g in ordered[i + 1 :] if g.level <= h.level), len(text))
             found.append(RoleRange(h.end, end, "reference"))
     if found:
         return found
-    lines = _TITLE_LINE.finditer(text)
-    # the last: a book's table of contents names its references long before they start
-    last = [m for m in lines if REFERENCE_TITLES.fullmatch(m.group(1).strip())][-1:]
-    for line in last:
+    lines = list(_TITLE_LINE.finditer(text))
+    # the last: a book's table of contents names its references long before they start; and
+    # "References" before "Further reading", as its section runs over what follows it
+    last = [m for m in lines if REFERENCE_TITLES.fullmatch(m.group(1).strip())] or [
+        m for m in lines if FURTHER_TITLES.fullmatch(m.group(1).strip())
+    ]
+    for line in last[-1:]:
         after = [g.start for g in ordered if g.start > line.end()]
         found.append(RoleRange(line.end(), after[0] if after else len(text), "reference"))
     return found or _numbered_entries(text, ordered)

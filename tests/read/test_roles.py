@@ -91,9 +91,13 @@ def test_further_reading_and_external_links_sections_are_reference_entries():
     for words in ("Smith, J.", "Brown, K.", "Official site"):
         assert roles.at(page.index(words)) == "reference", words
     assert roles.at(page.index("The river")) == BODY
+    # without headings "References" still opens the section that runs over the lists after it
+    (plain,) = reference_sections(page, [])
+    assert page[plain.start :].strip().startswith("Smith, J.") and plain.end == len(page)
     wiki = "多瑙河\n\n多瑙河向东流。\n\n延伸阅读\n\n王五. 多瑙河志. 1999.\n"
-    found = reference_sections(wiki, [heading_at(wiki, "延伸阅读", 2)])
-    assert [wiki[r.start : r.end].strip() for r in found] == ["王五. 多瑙河志. 1999."]
+    for headings in ([heading_at(wiki, "延伸阅读", 2)], []):
+        found = reference_sections(wiki, headings)
+        assert [wiki[r.start : r.end].strip() for r in found] == ["王五. 多瑙河志. 1999."]
 
 
 def test_in_chinese_and_without_headings_the_last_line_named_so_opens_it():
