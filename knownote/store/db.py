@@ -62,6 +62,7 @@ class Document:
     # ISO 639-1 codes, the main language first (knownote.index.language); () when the text has
     # too few letters to tell, None when not read yet (imported before languages were kept).
     languages: tuple[str, ...] | None = None
+    roles_read: int | None = None  # the version of the rules that read its roles (None: never)
 
 
 @dataclass(frozen=True)
@@ -378,14 +379,14 @@ class Store:
     _DOCUMENT_SQL = """
         SELECT d.id, d.notebook_id, d.title, d.filename, d.kind, d.sha256, d.n_chars, d.n_pages,
                d.enabled, d.warnings, d.n_passages, d.passage_size, d.passage_overlap,
-               d.embedded_as, d.terms_as, d.languages
+               d.embedded_as, d.terms_as, d.languages, d.roles_read
         FROM documents d
     """
 
     @staticmethod
     def _document(row: tuple) -> Document:
         languages = None if row[15] is None else tuple(row[15])
-        return Document(*row[:9], tuple(row[9] or ()), *row[10:15], languages)
+        return Document(*row[:9], tuple(row[9] or ()), *row[10:15], languages, row[16])
 
     def documents(self, notebook_id: int) -> list[Document]:
         rows = self._all(

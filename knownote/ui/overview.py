@@ -33,8 +33,11 @@ WRITTEN = "Written by {model} from the passages it cites: the material it had, n
 
 
 @st.cache_resource(max_entries=256, show_spinner=False)
-def quotes_of(db: str, document_id: int, _store: Store, _embedder: Embedder) -> list[Quote]:
-    """Computed once per document (ids are never reused, and a document's text never changes)."""
+def quotes_of(
+    db: str, document_id: int, roles_read: int | None, _store: Store, _embedder: Embedder
+) -> list[Quote]:
+    """Computed once per document and reading of its roles (ids are never reused and a
+    document's text never changes; the quotes are drawn from its body text)."""
     return central_sentences(_store, _embedder, document_id)
 
 
@@ -125,7 +128,7 @@ def source_overview(
                 write(store, llm, model, document)
             st.rerun()
     try:
-        quotes = quotes_of(str(store.path), document.id, store, embedder())
+        quotes = quotes_of(str(store.path), document.id, document.roles_read, store, embedder())
     except KnowNoteError as e:  # the notebook's embedding server is down
         st.caption(str(e))
         return
