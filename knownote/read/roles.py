@@ -20,7 +20,7 @@ from knownote.read.sections import Heading, heading_text
 
 # The version of the rules that read a document's roles, kept with it: sources read by older
 # rules are read again in the background (knownote.pipeline.roles). 2: "Further reading" and
-# "External links" sections are reference entries.
+# "External links" sections are reference entries, "See also" sections and hatnotes navigation.
 ROLES_VERSION = 2
 BODY = "body"
 # In the order a range of one overrides a range of another where they overlap (later wins):
@@ -188,12 +188,36 @@ def _numbered_entries(text: str, ordered: Sequence[Heading]) -> list[RoleRange]:
     return [RoleRange(start, after[0] if after else len(text), "reference")]
 
 
+# A note that sends the reader elsewhere, as encyclopedias open an article or a section with.
+_HATNOTE = re.compile(
+    r"(?:>\s*)?(?:for\s+(?:other|the)\s+uses?\b|this\s+article\s+is\s+about\b|"
+    r"not\s+to\s+be\s+confused\s+with\b|main\s+articles?\s*:|further\s+information\s*:|"
+    r"see\s+also\s*:|(?:[\"“][^\"”\n]{1,60}[\"”](?:,?\s+(?:and\s+)?)?)+\s*redirects?\s+here\b|"
+    r"主条目[:：]|主條目[:：]|参见[:：]|"
+    r"「[^」\n]{1,40}」はこの項目へ転送されています)"
+    r"|[^\n]*(?:\(disambiguation\)|消歧义|消歧義|曖昧さ回避)",
+    re.IGNORECASE,
+)
+HATNOTE_CHARS = 300
+_PARAGRAPH = re.compile(r"[^\n](?:[^\n]|\n(?![^\S\n]*\n))*")
+
+
+def hatnotes(text: str) -> list[RoleRange]:
+    """Notes that send the reader elsewhere ("For other uses, see X (disambiguation).", "Main
+    article: X", "「X」はこの項目へ転送されています"): navigation, a paragraph each."""
+    return [
+        RoleRange(m.start(), m.end(), "navigation")
+        for m in _PARAGRAPH.finditer(text)
+        if len(m.group()) <= HATNOTE_CHARS and _HATNOTE.match(m.group().lstrip())
+    ]
+
+
 def document_roles(
     text: str, headings: Sequence[Heading], found: Iterable[RoleRange]
 ) -> tuple[RoleRange, ...]:
-    """A document's roles: what its reader `found`, and the reference sections its headings
-    open, normalised."""
-    return normalise([*found, *reference_sections(text, headings)], len(text))
+    """A document's roles: what its reader `found`, the reference sections its headings open,
+    and its hatnotes, normalised."""
+    return normalise([*found, *reference_sections(text, headings), *hatnotes(text)], len(text))
 
 
 # Readers of structured formats (HTML, DOCX, PPTX, EPUB) know each element's range in their text
@@ -317,6 +341,13 @@ CONTENTS_TITLES = re.compile(
     r"índice|indice|содержание|目录|目錄|目次|차례|목차",
     re.IGNORECASE,
 )
+# A section of links to related articles: navigation under its heading (never a line alone,
+# which a sentence may be).
+SEE_ALSO_TITLES = re.compile(
+    r"see\s+also|siehe\s+auch|voir\s+aussi|véase\s+también|см\.?\s+также|参见|參見|"
+    r"相关条目|関連項目",
+    re.IGNORECASE,
+)
 
 
 # An entry of a table of contents: its words, then (after dots, spaces or nothing) a page number
@@ -325,8 +356,8 @@ _CONTENTS_ENTRY = re.compile(r"[^\n]{2,200}?[\s.·…]*(\d+([-–]\d+)?|[ivxlc]{
 
 
 def contents_sections(text: str, headings: Sequence[Heading]) -> list[RoleRange]:
-    """A table of contents (navigation): from the end of a heading named "Contents", "目录", … to
-    the next heading of the same or a higher level.
+    """A table of contents (navigation): from the end of a heading named "Contents", "目录", … (or
+    "See also", "関連項目", …) to the next heading of the same or a higher level.
 
     Without such a heading, the first line that reads only "Contents" opens one if at least three
     entries with page numbers follow it: it runs over them, and over up to three short lines
@@ -341,6 +372,7 @@ def contents_sections(text: str, headings: Sequence[Heading]) -> list[RoleRange]
         )
         for i, h in enumerate(ordered)
         if CONTENTS_TITLES.fullmatch(heading_text(text, h))
+        or SEE_ALSO_TITLES.fullmatch(heading_text(text, h))
     ]
     if found:
         return found

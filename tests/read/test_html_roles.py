@@ -4,15 +4,19 @@ from __future__ import annotations
 
 from knownote.read.extract import extract
 from knownote.read.extracted import Extracted
-from knownote.read.roles import BODY, Roles
+from knownote.read.roles import BODY, Roles, document_roles
 from tests.conftest import corpus_file
 
 
-def roles_of(extracted: Extracted, words: str, after: str = "") -> set[str]:
-    """The roles of the characters of `words`, found in the text (after `after`, if given)."""
+def roles_of(extracted: Extracted, words: str, after: str = "", stored: bool = False) -> set[str]:
+    """The roles of the characters of `words`, found in the text (after `after`, if given), as
+    its reader found them or, `stored`, as an import keeps them (`document_roles`)."""
     text = extracted.text
     start = text.index(words, text.index(after) if after else 0)
-    pieces = Roles(extracted.roles).pieces(start, start + len(words))
+    roles = extracted.roles
+    if stored:
+        roles = document_roles(text, extracted.headings, roles)
+    pieces = Roles(roles).pieces(start, start + len(words))
     return {p.role for p in pieces if text[p.start : p.end].strip()}
 
 
@@ -43,9 +47,22 @@ def test_a_wikipedia_page_has_its_references_menus_tables_captions_and_body():
     assert roles_of(page, "Eukaryota") == {"table"}  # the infobox
     assert roles_of(page, "SEM image of Hypsibius dujardini") == {"caption"}
     assert roles_of(page, "Naming") == {"heading"}
-    assert roles_of(page, "Panspermia") == {"list"}  # "See also"
+    assert roles_of(page, "Panspermia") == {"navigation"}  # "See also"
     assert roles_of(page, "known colloquially as water bears or moss piglets") == {BODY}
     assert roles_of(page, "The name Tardigradum means") == {BODY}
+
+
+def test_hatnotes_and_see_also_sections_are_navigation_in_every_format():
+    hill = read("web_text/md_wikipedia_gravity_hill.md")
+    assert roles_of(hill, "redirect here. For other uses", stored=True) == {"navigation"}
+    assert roles_of(hill, "also known as a", stored=True) == {BODY}
+    assert roles_of(hill, "[List of gravity hills]", stored=True) == {"navigation"}
+    city = read("office/docx_wikipedia_bangalore_with_nav_junk.docx")
+    hatnote = "For other uses, see Bangalore (disambiguation)."
+    assert roles_of(city, hatnote, stored=True) == {"navigation"}
+    notes = read("web_text/md_zh_distributed_training_notes.md")
+    stored = document_roles(notes.text, notes.headings, notes.roles)
+    assert "navigation" not in {r.role for r in stored}  # nothing there sends elsewhere
 
 
 def test_a_web_pages_main_content_keeps_its_reference_list_as_references():
@@ -54,7 +71,9 @@ def test_a_web_pages_main_content_keeps_its_reference_list_as_references():
     assert_ranges(page)
     assert roles_of(page, "Tardigrades use intrinsically disordered proteins") == {"reference"}
     assert roles_of(page, "known colloquially as water bears or moss piglets") == {BODY}
-    assert "navigation" not in {r.role for r in page.roles}  # the page's chrome is gone
+    # the page's chrome is gone; what is navigation is the "See also" list
+    assert "Jump to content" not in page.text
+    assert roles_of(page, "Panspermia") == {"navigation"}
 
 
 def test_a_saved_page_in_a_txt_file_and_a_filings_tables():

@@ -82,7 +82,8 @@ def test_the_corpus_notes():
     assert roles_of(code, "HTML Example") == {"heading"}
     hill = read("md_wikipedia_gravity_hill.md")
     assert_ranges(hill)
-    assert roles_of(hill, "[List of gravity hills]") == {"list"}
+    assert roles_of(hill, "[List of gravity hills]") == {"navigation"}  # under "See also"
+    # a quote to its reader; a hatnote once stored (knownote.read.roles.hatnotes)
     assert roles_of(hill, '"Magnetic hill" and "Mystery hill" redirect here.') == {BODY}
 
 

@@ -9,6 +9,7 @@ from knownote.read.roles import (
     RoleRange,
     Roles,
     document_roles,
+    hatnotes,
     normalise,
     reference_sections,
 )
@@ -98,6 +99,26 @@ def test_further_reading_and_external_links_sections_are_reference_entries():
     for headings in ([heading_at(wiki, "延伸阅读", 2)], []):
         found = reference_sections(wiki, headings)
         assert [wiki[r.start : r.end].strip() for r in found] == ["王五. 多瑙河志. 1999."]
+
+
+def test_a_note_that_sends_the_reader_elsewhere_is_navigation():
+    text = (
+        "北京\n\n主条目：北京市\n\n北京是中国的首都。\n\n"
+        "「東京」はこの項目へ転送されています。\n\n"
+        "For other uses, see Mercury (disambiguation).\n\n"
+        "Main article: History of Mercury\n\n"
+        "We see also that the old address redirects here, in a sentence of the body.\n"
+    )
+    found = [text[r.start : r.end] for r in hatnotes(text)]
+    assert found == [
+        "主条目：北京市",
+        "「東京」はこの項目へ転送されています。",
+        "For other uses, see Mercury (disambiguation).",
+        "Main article: History of Mercury",
+    ]
+    roles = Roles(document_roles(text, [], []))
+    assert roles.at(text.index("北京是")) == BODY
+    assert roles.at(text.index("主条目")) == "navigation"
 
 
 def test_in_chinese_and_without_headings_the_last_line_named_so_opens_it():
