@@ -14,7 +14,9 @@ from knownote.errors import KnowNoteError, NotFound
 from knownote.settings import Settings
 
 if TYPE_CHECKING:
-    from knownote.store.db import Store
+    from knownote.answer.ranges import SpanLinks
+    from knownote.answer.report import Report
+    from knownote.store.db import Notebook, Store
     from knownote.study.maps import MindMap
 
 # Each command imports what it needs when it runs: `knownote --help` loads no model, database or
@@ -147,6 +149,7 @@ def describe_import(result: dict) -> str:
 
 def cmd_notebooks(args: argparse.Namespace, store: Store, settings: Settings) -> int:
     from knownote.index.language import language_name
+    from knownote.store.library import in_library
 
     notebooks = store.notebooks()
     if args.json:
@@ -161,6 +164,7 @@ def cmd_notebooks(args: argparse.Namespace, store: Store, settings: Settings) ->
                     "embedding_dim": n.embedding_dim,
                     # passages per language, the most first; two or more held: searched fairly
                     "languages": store.passage_languages(n.id),
+                    "in_library": in_library(store, n.id),  # searched by --notebook all
                 }
                 for n in notebooks
             ]
@@ -171,8 +175,10 @@ def cmd_notebooks(args: argparse.Namespace, store: Store, settings: Settings) ->
         for n in notebooks:
             held = store.passage_languages(n.id)
             languages = f"; {', '.join(language_name(c) for c in held)}" if held else ""
+            left_out = "" if in_library(store, n.id) else "; left out of the library"
             print(
-                f"{n.id:>4}  {n.name}  ({n.documents} documents, {n.passages} passages{languages})"
+                f"{n.id:>4}  {n.name}  ({n.documents} documents, {n.passages} passages{languages}"
+                f"{left_out})"
             )
     return 0
 
@@ -224,14 +230,28 @@ def cmd_show(args: argparse.Namespace, store: Store, settings: Settings) -> int:
     return 0
 
 
+def asked_notebooks(args: argparse.Namespace, store: Store) -> list[Notebook]:
+    """The notebooks a question names: before it, or with --notebook (all, or a list)."""
+    from knownote.notebooks import find_notebook, find_notebooks
+
+    if args.notebooks is not None and args.notebook is not None:
+        raise KnowNoteError("Name the notebook once: before the question or with --notebook.")
+    if args.notebooks is not None:
+        return find_notebooks(store, args.notebooks)
+    if args.notebook is None:
+        raise KnowNoteError("Name the notebook to ask, or ask them all with --notebook all.")
+    return [find_notebook(store, args.notebook)]
+
+
 def cmd_ask(args: argparse.Namespace, store: Store, settings: Settings) -> int:
-    from knownote.answer.ask import ask
-    from knownote.answer.ranges import SpanLinks, answer_json
+    from knownote.answer.ask import ask, ask_library
+    from knownote.answer.ranges import SpanLinks, answer_json, library_links
     from knownote.answer.servers import connect, resolve_model
     from knownote.index.embedders import get_embedder
-    from knownote.notebooks import find_notebook
 
-    notebook = find_notebook(store, args.notebook)
+    notebooks = asked_notebooks(args, store)
+    across = len(notebooks) > 1 or (args.notebooks or "").strip().lower() == "all"
+    notebook = notebooks[0]
     client, models, status = connect(settings)
     model = resolve_model(args.model, models)
     if status:
@@ -243,26 +263,48 @@ def cmd_ask(args: argparse.Namespace, store: Store, settings: Settings) -> int:
         sys.stdout.write(piece)
         sys.stdout.flush()
 
-    result = ask(
-        store,
-        get_embedder(notebook.embedding_model),
-        notebook.id,
-        args.question,
-        llm=client,
-        model=model,
-        settings=settings,
-        k=args.k,
-        chat_id=args.chat,
-        on_token=None if args.json else write,
-    )
+    if across:
+        result = ask_library(
+            store,
+            notebooks,
+            args.question,
+            llm=client,
+            model=model,
+            settings=settings,
+            k=args.k,
+            chat_id=args.chat,
+            on_token=None if args.json else write,
+        )
+        links = library_links(store, settings.app_url, [p.document_id for p in result.passages])
+    else:
+        result = ask(
+            store,
+            get_embedder(notebook.embedding_model),
+            notebook.id,
+            args.question,
+            llm=client,
+            model=model,
+            settings=settings,
+            k=args.k,
+            chat_id=args.chat,
+            on_token=None if args.json else write,
+        )
+        links = SpanLinks(settings.app_url, notebook.id)
+    names = {n.id: n.name for n in notebooks}
     if args.json:
-        emit_json(answer_json(result, SpanLinks(settings.app_url, notebook.id)))
+        record = answer_json(result, links)
+        for key in ("citations", "passages", "supports") if across else ():
+            for entry in record[key]:
+                found = links.notebook_of(entry["document_id"])
+                entry["notebook"] = {"id": found, "name": names.get(found)}
+        emit_json(record)
     else:
         sys.stdout.write("\n")
         if result.citations:
             print("\nSources:")
             for p in result.citations:
-                where = ", ".join(part for part in (p.title, p.pages, p.chars) if part)
+                held = names.get(links.notebook_of(p.document_id)) if across else None
+                where = ", ".join(part for part in (held, p.title, p.pages, p.chars) if part)
                 print(f"[{p.n}] {where}")
     if len(result.searched) > 1:
         also = ", ".join(f"“{query}”" for query in result.searched[1:])
@@ -319,30 +361,44 @@ def cmd_page(args: argparse.Namespace, store: Store, settings: Settings) -> int:
 
 
 def cmd_search(args: argparse.Namespace, store: Store, settings: Settings) -> int:
-    from knownote.answer.ranges import SpanLinks, hit_json
+    from knownote.answer.ranges import SpanLinks, hit_json, library_links
     from knownote.index.embedders import get_embedder
-    from knownote.notebooks import find_notebook
     from knownote.read.sections import section_label
     from knownote.search.followup import search_queries
+    from knownote.search.library import search_library
 
-    notebook = find_notebook(store, args.notebook)
-    found = search_queries(
-        store,
-        get_embedder(notebook.embedding_model),
-        notebook.id,
-        [args.query],
-        k=args.k,
-        mode=args.mode,
-        document_ids=args.documents,
-    )
+    notebooks = asked_notebooks(args, store)
+    notebook = notebooks[0]
+    if len(notebooks) > 1 or (args.notebooks or "").strip().lower() == "all":
+        if args.documents:
+            raise KnowNoteError("--documents narrows one notebook; leave it out with --notebook.")
+        found = search_library(store, notebooks, [args.query], k=args.k, mode=args.mode)
+        links = library_links(store, settings.app_url, [h.document_id for h in found.hits])
+        held = {d: n.name for d, n in found.notebook_of.items()}
+    else:
+        found = search_queries(
+            store,
+            get_embedder(notebook.embedding_model),
+            notebook.id,
+            [args.query],
+            k=args.k,
+            mode=args.mode,
+            document_ids=args.documents,
+        )
+        links = SpanLinks(settings.app_url, notebook.id)
+        held = {}
     from knownote.answer.cite import time_label
 
     hits = found.hits
     if found.note:  # the embedding server is down: keywords only
         print(f"knownote: {found.note}", file=sys.stderr)
     if args.json:
-        links = SpanLinks(settings.app_url, notebook.id)
-        emit_json([hit_json(hit, links) for hit in hits])
+        emit_json(
+            [
+                {**hit_json(hit, links), "notebook_id": links.notebook_of(hit.document_id)}
+                for hit in hits
+            ]
+        )
     elif not hits:
         print("No passages found.")
     for n, hit in enumerate([] if args.json else hits, start=1):
@@ -355,7 +411,8 @@ def cmd_search(args: argparse.Namespace, store: Store, settings: Settings) -> in
         if said is not None:
             pages += f", {time_label(said)}"
         print(
-            f"[{n}] {hit.title} (document {hit.document_id}, passage {hit.passage_index}"
+            f"[{n}] {held[hit.document_id] + ': ' if held else ''}{hit.title} "
+            f"(document {hit.document_id}, passage {hit.passage_index}"
             f"{', ' + section_label(hit.section) if hit.section else ''}"
             f"{pages}, chars {hit.start:,}–{hit.end:,}) score {hit.score:.3f}"
         )
@@ -369,6 +426,8 @@ def cmd_eval(args: argparse.Namespace, store: Store | None, settings: Settings) 
     from knownote.measure.retrieval import evaluate, load_squad, stderr_progress
     from knownote.search.retrieve import BEFORE_TUNING, MODES
 
+    if args.library:
+        return eval_library(args)
     dataset = load_squad(args.dataset, args.max_questions, skip=args.skip, article=args.article)
     modes = MODES if args.mode == "all" else (args.mode,)
     recipes = (
@@ -413,6 +472,71 @@ def cmd_eval(args: argparse.Namespace, store: Store | None, settings: Settings) 
             label = f"{mode} {name}".strip()
             figures = each.modes[mode]
             print(f"{label:<{width}} " + " ".join(f"{figures[n]:>10.3f}" for n in names))
+    return 0
+
+
+def eval_library(args: argparse.Namespace) -> int:
+    """`eval --library A,B`: the set's articles split into one notebook per model, every question
+    asked of its own notebook and of all of them as one library."""
+    from knownote.index.embedders import get_embedder
+    from knownote.measure.library import Part, evaluate_library, split_articles
+    from knownote.measure.retrieval import stderr_progress
+
+    if args.skip or args.article or args.compare:
+        raise KnowNoteError("--library cannot be combined with --skip, --article or --compare.")
+    models = [m.strip() for m in args.library.split(",") if m.strip()]
+    if len(models) < 2:
+        raise KnowNoteError("Give --library two embedding models or more, e.g. A,B.")
+    parts = split_articles(args.dataset, len(models), args.max_questions)
+    modes = ("hybrid", "vector", "keyword") if args.mode == "all" else (args.mode,)
+    reports = [
+        evaluate_library(
+            [
+                Part(f"part {i + 1}", dataset, get_embedder(model))
+                for i, (dataset, model) in enumerate(zip(parts, models, strict=True))
+            ],
+            mode=mode,
+            k=args.k,
+            progress=stderr_progress,
+        )
+        for mode in modes
+    ]
+    if args.json:
+        emit_json([report.as_dict() for report in reports])
+        return 0
+    print(f"{args.dataset.name}: {reports[0].questions} questions in {len(models)} notebooks")
+    for part in reports[0].parts:
+        print(f"  {part['name']}: {part['documents']} documents, {part['model']}")
+    names = list(reports[0].own)
+    print(f"{'mode':<8} {'asked of':<20} " + " ".join(f"{name:>10}" for name in names))
+    for report in reports:
+        rows = [("own notebook", report.own)]
+        rows += [(f"library ({f})", figures) for f, figures in report.library.items()]
+        for label, figures in rows:
+            print(
+                f"{report.mode:<8} {label:<20} " + " ".join(f"{figures[n]:>10.3f}" for n in names)
+            )
+    return 0
+
+
+def cmd_library(args: argparse.Namespace, store: Store, settings: Settings) -> int:
+    from knownote.notebooks import find_notebook
+    from knownote.store.library import in_library, set_in_library
+
+    if args.notebook is not None:
+        notebook = find_notebook(store, args.notebook)
+        if args.switch is not None:
+            set_in_library(store, notebook.id, args.switch == "on")
+        chosen = [notebook]
+    else:
+        chosen = store.notebooks()
+    rows = [{"id": n.id, "name": n.name, "in_library": in_library(store, n.id)} for n in chosen]
+    if args.json:
+        emit_json(rows)
+        return 0
+    for row in rows:
+        state = "in the library" if row["in_library"] else "left out of the library"
+        print(f"{row['id']:>4}  {row['name']}  ({state})")
     return 0
 
 
@@ -613,6 +737,92 @@ def write_mind_map(
         shown.done()
 
 
+def cmd_report(args: argparse.Namespace, store: Store, settings: Settings) -> int:
+    from knownote.answer.ranges import SpanLinks
+    from knownote.answer.report import WRITTEN_KINDS
+    from knownote.notebooks import find_notebook, find_source
+    from knownote.pipeline.worker import ReportRequest, make_report
+    from knownote.show.report_export import report_docx, report_markdown, report_pdf
+
+    notebook = find_notebook(store, args.notebook)
+    sources = tuple(find_source(store, notebook, i).id for i in args.source or ())
+    client = model = None
+    if args.model:
+        from knownote.answer.servers import connect, resolve_model
+        from knownote.errors import LLMUnavailable
+
+        client, models, status = connect(settings)
+        model = resolve_model(args.model, models)
+        if client is None or model is None:
+            raise LLMUnavailable(status or "No answer server lists a model to write with.")
+    elif args.kind in WRITTEN_KINDS:
+        raise KnowNoteError(
+            f"A {args.kind} report is written by an answer model: give one with --model NAME."
+        )
+    request = ReportRequest(args.kind, args.instructions or "", sources, client, model)
+    shown = StderrProgress()
+    try:
+        report, report_id, notes = make_report(
+            store, notebook.id, request, lambda what, done, total: shown(what, "", done, total)
+        )
+    finally:
+        shown.done()
+    links = SpanLinks(settings.app_url, notebook.id)
+    written = {
+        args.markdown: lambda path: path.write_text(report_markdown(report, links), "utf-8"),
+        args.docx: lambda path: report_docx(report, path, links),
+        args.pdf: lambda path: report_pdf(report, path, links),
+    }
+    for path, write in written.items():
+        if path is not None:
+            write(path)
+            print(f"knownote: wrote {path}", file=sys.stderr)
+    if args.json:
+        emit_json(report_record(report, report_id, links))
+    elif not any(written.keys() - {None}):
+        sys.stdout.write(report_markdown(report, links))
+    print(f"knownote: kept report {report_id}: {'; '.join(notes)}", file=sys.stderr)
+    return 0
+
+
+def report_record(report: Report, report_id: int, links: SpanLinks) -> dict[str, object]:
+    """A report as JSON: each line's text, style, label and date, with its citations (source,
+    title, page, time, range, quote, and the links that open the range)."""
+    cites = {c.n: c for c in report.cites}
+
+    def cite(n: int) -> dict[str, object]:
+        c = cites[n]
+        return {
+            "n": c.n, "document_id": c.document_id, "title": c.title, "page": c.page,
+            "seconds": list(c.seconds) if c.seconds else None, "start": c.start, "end": c.end,
+            "quote": c.quote, "span": list(c.span) if c.span else None, "stale": c.stale,
+            "link": links.link(c.document_id, c.start, c.end),
+            "uri": links.uri(c.document_id, c.start, c.end),
+        }  # fmt: skip
+
+    lines = [
+        {
+            "text": line.text,
+            "style": line.style,
+            "label": line.label,
+            "date": line.date,
+            "unsupported": line.unsupported,
+            "cites": [cite(n) for n in line.cites if n in cites],
+        }
+        for line in report.lines
+    ]
+    return {
+        "id": report_id,
+        "kind": report.kind,
+        "title": report.title,
+        "model": report.model,
+        "written": report.written,
+        "kept": report.kept,
+        "marked": report.marked,
+        "lines": lines,
+    }
+
+
 def cmd_export_notebook(args: argparse.Namespace, store: Store, settings: Settings) -> int:
     from knownote.notebooks import find_notebook
     from knownote.store.archive import export_notebook
@@ -806,6 +1016,12 @@ def parse_id(value: str) -> int:
         raise argparse.ArgumentTypeError(f"{value!r} is not a number") from None
 
 
+ACROSS = (
+    "ask several notebooks as one library: all (every notebook not left out of it, see "
+    "`knownote library`) or names separated by commas"
+)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="knownote", description=__doc__)
     parser.add_argument("--db", type=Path, help="database file (default: $KNOWNOTE_HOME)")
@@ -832,15 +1048,19 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(run=cmd_show)
 
     p = sub.add_parser("ask", help="answer a question from a notebook, with citations")
-    p.add_argument("notebook", help="notebook name (or number)")
+    p.add_argument("notebook", nargs="?", help="notebook name (or number)")
     p.add_argument("question")
+    p.add_argument("--notebook", dest="notebooks", metavar="all|NAME,NAME", help=ACROSS)
     p.add_argument(
         "--model",
         help="the model: a name Ollama or the OpenAI-compatible server lists (openai:NAME when "
         "both do; default: the first one listed)",
     )
     p.add_argument("-k", type=int, default=8, help="passages put in front of the model")
-    p.add_argument("--chat", type=parse_id, help="continue this chat (a follow-up question)")
+    p.add_argument(
+        "--chat", type=parse_id, help="continue this chat (a follow-up question; of the library "
+        "with --notebook)"
+    )  # fmt: skip
     p.add_argument("--json", action="store_true")
     p.set_defaults(run=cmd_ask)
 
@@ -872,8 +1092,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(run=cmd_page)
 
     p = sub.add_parser("search", help="find the passages of a notebook that match a query")
-    p.add_argument("notebook", help="notebook name (or number)")
+    p.add_argument("notebook", nargs="?", help="notebook name (or number)")
     p.add_argument("query")
+    p.add_argument("--notebook", dest="notebooks", metavar="all|NAME,NAME", help=ACROSS)
     p.add_argument("-k", type=int, default=8, help="how many passages (default 8)")
     p.add_argument("--mode", choices=("hybrid", "vector", "keyword"), default="hybrid")
     p.add_argument("--documents", type=parse_ids, help="only these document ids: 1,4,7")
@@ -898,8 +1119,22 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="also index the way before titles, sections and stemming, and print both",
     )
+    p.add_argument(
+        "--library",
+        metavar="MODEL,MODEL",
+        help="split the set's articles into one notebook per embedding model and ask every "
+        "question of its own notebook and of all of them as one library (--notebook all)",
+    )
     p.add_argument("--json", action="store_true")
     p.set_defaults(run=cmd_eval, needs_store=False)  # it builds its own scratch database
+
+    p = sub.add_parser(
+        "library", help="list which notebooks `--notebook all` asks; leave one out or put it back"
+    )
+    p.add_argument("notebook", nargs="?", help="notebook name (or number); default: all")
+    p.add_argument("switch", nargs="?", choices=("on", "off"), help="put in (on) or leave out")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(run=cmd_library)
 
     p = sub.add_parser(
         "reindex", help="re-index old documents with titles, sections and stemming (foreground)"
@@ -948,6 +1183,34 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--depth", type=int, metavar="N", help="levels drawn in the SVG (default: all)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(run=cmd_mindmap)
+
+    p = sub.add_parser(
+        "report",
+        help="make a report of a notebook (a timeline or glossary quoted from its sources, or a "
+        "briefing, study guide, FAQ or custom report written by a model), keep it, and print or "
+        "export it with every citation's range",
+    )
+    p.add_argument("notebook", help="notebook name (or number)")
+    p.add_argument(
+        "--kind",
+        required=True,
+        choices=["timeline", "glossary", "briefing", "study-guide", "faq", "custom"],
+    )
+    p.add_argument(
+        "--model",
+        help="the answer model that writes it (needed for briefing, study-guide, faq and "
+        "custom; for a timeline, it labels each entry)",
+    )
+    p.add_argument(
+        "--source", type=int, action="append", metavar="ID",
+        help="make it of this source only (repeat for several); default: every source in use",
+    )  # fmt: skip
+    p.add_argument("--instructions", help="a custom report's instructions, or a focus")
+    p.add_argument("--markdown", type=Path, metavar="FILE.md")
+    p.add_argument("--docx", type=Path, metavar="FILE.docx")
+    p.add_argument("--pdf", type=Path, metavar="FILE.pdf")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(run=cmd_report)
 
     p = sub.add_parser("export-notebook", help="write a notebook to one .knownote archive file")
     p.add_argument("notebook", help="notebook name (or number)")

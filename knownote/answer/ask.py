@@ -36,14 +36,16 @@ from knownote.answer.support import support_spans
 from knownote.errors import KnowNoteError, ModelError, StreamInterrupted
 from knownote.index.centring import LanguageMeans
 from knownote.index.embed import Embedder
+from knownote.index.embedders import get_embedder
 from knownote.index.language import NAMES, language_of
 from knownote.read.roles import Roles
 from knownote.search.followup import queries_for, search_queries
+from knownote.search.library import EmbedderFor, reading_model, search_library
 from knownote.search.retrieve import Hit, language_means
 from knownote.settings import Settings
-from knownote.store.db import Store
+from knownote.store.db import Notebook, Store
 
-__all__ = ["Answer", "SourcePassage", "ask", "parse_citations"]
+__all__ = ["Answer", "SourcePassage", "ask", "ask_library", "parse_citations"]
 
 NOT_CONNECTED = (
     "Not connected to a model (no Ollama server at {host}): these are sentences quoted from "
@@ -61,6 +63,10 @@ QUOTED_INSTEAD = "Meanwhile, these are sentences quoted from your sources, not a
 NO_PASSAGES = (
     "Nothing in this notebook matches the question: it has no enabled documents with text in "
     "the chosen scope. Import documents, enable them or widen the scope, then ask again."
+)
+NO_PASSAGES_LIBRARY = (
+    "Nothing in the notebooks asked matches the question: they have no enabled documents with "
+    "text. Import documents or put a notebook with some in the library, then ask again."
 )
 NO_CITATIONS = "The model cited none of the passages; the passages it was given are listed."
 LEFT_OUT = (
@@ -149,6 +155,8 @@ def ask(
     history: list[Answer] = []
     if chat_id is not None:
         chat = chats.get_chat(store, chat_id)
+        if chat.notebook_id is None:
+            raise KnowNoteError(f"Chat {chat_id} was asked of the library; continue it there.")
         if chat.notebook_id != notebook_id:
             raise KnowNoteError(f"Chat {chat_id} belongs to another notebook.")
         history = chats.load_chat(store, chat_id)
@@ -172,12 +180,34 @@ def ask(
         document_ids=document_ids,
         translations=translations,
     )
-    hits = found.hits
     # The question is saved before the answer starts, so a crash mid-answer keeps it.
     chat_id, _ = chats.add_question(store, notebook_id, chat_id, question)
     record = Turn(store, chat_id, question, on_token, found.queries, found.note, embedder)
+    means = _language_means(store, notebook_id)
+    return _respond(
+        record, embedder, found.hits, queries, history, failure, llm, model, settings, quoted,
+        means,
+    )  # fmt: skip
+
+
+def _respond(
+    record: Turn,
+    embedder: Embedder,
+    hits: list[Hit],
+    queries: Sequence[str],
+    history: list[Answer],
+    failure: str | None,
+    llm: Chat | None,
+    model: str | None,
+    settings: Settings,
+    quoted: bool,
+    means: LanguageMeans | None,
+    empty: str = NO_PASSAGES,
+) -> Answer:
+    """Answer from the hits (the question is saved): the model's answer, or quotes of them."""
+    store, question = record.store, record.question
     if not hits:
-        return record.save(NO_PASSAGES, (), model=None, extractive=False, notice=None)
+        return record.save(empty, (), model=None, extractive=False, notice=None)
     passages = sources_from_hits(hits)
     hosts = settings.ollama_host
     if settings.openai_base_url:
@@ -192,16 +222,76 @@ def ask(
             return _written(record, llm, model, question, passages, history[-HISTORY_TURNS:])
         except ModelError as e:  # failed before saying anything: quote the sources instead
             notice = f"{e} {QUOTED_INSTEAD}"
-    means = _language_means(store, notebook_id)
     text, cited = extractive_answer(
         embedder, queries[-1], hits, _document_texts(store, hits), means, _roles(store, hits)
     )
     answer = record.save(
         text, _mark_cited(passages, cited), model=None, extractive=True, notice=notice
     )
-    if on_token:
-        on_token(answer.text)
+    if record.on_token:
+        record.on_token(answer.text)
     return answer
+
+
+def ask_library(
+    store: Store,
+    notebooks: Sequence[Notebook],
+    question: str,
+    *,
+    llm: Chat | None,
+    model: str | None,
+    settings: Settings,
+    k: int = 8,
+    mode: str = "hybrid",
+    chat_id: int | None = None,
+    on_token: TokenCallback | None = None,
+    quoted: bool = False,
+    embedders: EmbedderFor = get_embedder,
+) -> Answer:
+    """Answer a question from several notebooks' passages (knownote.search.library) and save
+    the turn in a chat of the library (a chat that belongs to no notebook).
+
+    As `ask`, but each notebook is searched with its own embedding model and the rankings are
+    fused; the answer's sentences are read with `library.reading_model`. `chat_id` continues a
+    chat of the library.
+    """
+    question = question.strip()
+    if not question:
+        raise KnowNoteError("Type a question first.")
+    if not notebooks:
+        raise KnowNoteError("Choose at least one notebook to ask.")
+    if quoted:
+        llm, model = None, None
+    history: list[Answer] = []
+    if chat_id is not None:
+        chat = chats.get_chat(store, chat_id)
+        if chat.notebook_id is not None:
+            raise KnowNoteError(
+                f"Chat {chat_id} belongs to one notebook; ask it there, or start a new chat "
+                "for the library."
+            )
+        history = chats.load_chat(store, chat_id)
+    query, failure = rewrite_query(question, history, llm if model else None, model)
+    if failure is not None:
+        query = standalone_query(question, history, None, None)
+    earlier = [t for turn in history[-HISTORY_TURNS:] for t in (turn.question, turn.text)]
+    queries = queries_for(question, query, earlier)
+    translations: list[str] = []
+    if settings.translate_questions and llm is not None and model and failure is None:
+        asked = language_of(question)
+        languages = {c for n in notebooks for c in store.notebook_languages(n.id)}
+        others = sorted(c for c in languages if asked and c != asked and c in NAMES)
+        translations, _ = translate_question(question, others, llm, model)
+    found = search_library(
+        store, notebooks, queries, k=k, mode=mode, translations=translations, embedders=embedders
+    )
+    chat_id, _ = chats.add_question(store, None, chat_id, question)
+    reader = embedders(reading_model(notebooks))
+    record = Turn(store, chat_id, question, on_token, found.queries, found.note, reader)
+    return _respond(
+        record, reader, found.hits, queries, history, failure, llm, model, settings, quoted,
+        None, NO_PASSAGES_LIBRARY,
+    )  # fmt: skip
 
 
 def other_languages(store: Store, notebook_id: int, question: str) -> list[str]:

@@ -15,7 +15,7 @@ from datetime import datetime
 import duckdb
 
 from knownote.answer.cite import Answer, SourcePassage, Support, normalize_marks, time_label
-from knownote.answer.ranges import SpanLinks
+from knownote.answer.ranges import SpanLinks, library_links
 from knownote.answer.support import NO_CLOSE_MATCH, NO_CLOSE_MATCH_ANY, shown_span
 from knownote.errors import KnowNoteError, NotFound
 from knownote.read.roles import Roles
@@ -35,7 +35,7 @@ TITLE_CHARS = 80
 @dataclass(frozen=True)
 class Chat:
     id: int
-    notebook_id: int
+    notebook_id: int | None  # None: a chat of the library, asked across notebooks
     title: str
     created_at: datetime
 
@@ -50,11 +50,13 @@ def chat_title(question: str) -> str:
 
 
 def add_question(
-    store: Store, notebook_id: int, chat_id: int | None, question: str
+    store: Store, notebook_id: int | None, chat_id: int | None, question: str
 ) -> tuple[int, int]:
-    """Save a question, creating the chat when `chat_id` is None. Returns (chat id, message id)."""
+    """Save a question, creating the chat when `chat_id` is None. Returns (chat id, message id).
+    `notebook_id` None: a chat of the library (asked across notebooks), which belongs to none."""
     with store.transaction() as db:
-        if not db.execute("SELECT 1 FROM notebooks WHERE id = ?", [notebook_id]).fetchone():
+        known = db.execute("SELECT 1 FROM notebooks WHERE id = ?", [notebook_id]).fetchone()
+        if notebook_id is not None and not known:
             raise NotFound(f"The notebook {notebook_id} was deleted; the question was not saved.")
         if chat_id is None:
             (chat_id,) = db.execute(
@@ -66,7 +68,11 @@ def add_question(
             if row is None:
                 raise NotFound(f"There is no chat {chat_id}.")
             if row[0] != notebook_id:
-                raise KnowNoteError(f"Chat {chat_id} belongs to another notebook.")
+                raise KnowNoteError(
+                    f"Chat {chat_id} belongs to another notebook."
+                    if row[0] is not None
+                    else f"Chat {chat_id} was asked of the library; continue it there."
+                )
         (message_id,) = db.execute(
             "INSERT INTO messages (chat_id, role, content) VALUES (?, 'user', ?) RETURNING id",
             [chat_id, question],
@@ -212,11 +218,12 @@ def delete_chat_rows(db: duckdb.DuckDBPyConnection, chat_id: int) -> None:
 # --- reading --------------------------------------------------------------------------------
 
 
-def list_chats(store: Store, notebook_id: int) -> list[Chat]:
-    """The notebook's chats, newest first."""
+def list_chats(store: Store, notebook_id: int | None) -> list[Chat]:
+    """The notebook's chats (None: the library's), newest first."""
     with store.lock:
         rows = store.db.execute(
-            "SELECT id, notebook_id, title, created_at FROM chats WHERE notebook_id = ? "
+            "SELECT id, notebook_id, title, created_at FROM chats "
+            "WHERE notebook_id IS NOT DISTINCT FROM ? "
             "ORDER BY created_at DESC, id DESC",
             [notebook_id],
         ).fetchall()
@@ -423,7 +430,12 @@ def export_markdown(store: Store, chat_id: int, label: str = "", app_url: str | 
     document, page, character range, the quoted passage text and, given the app's address
     (`app_url`), a link that opens the range in the app."""
     chat = get_chat(store, chat_id)
-    links = SpanLinks(app_url, chat.notebook_id) if app_url else None
+    links = None
+    if app_url and chat.notebook_id is not None:
+        links = SpanLinks(app_url, chat.notebook_id)
+    elif app_url:  # a chat of the library: each link opens its document's notebook
+        cited = {p.document_id for a in load_chat(store, chat_id) for p in a.passages}
+        links = library_links(store, app_url, cited)
     out = [
         f"# {escape(chat.title)}",
         "",

@@ -216,3 +216,49 @@ def shaped_like(text: str, question: str) -> bool:
     if not set(_NUMBER.findall(asked)) <= set(_NUMBER.findall(text)):
         return False
     return " ".join(asked.split()).casefold() not in " ".join(text.split()).casefold()
+
+
+# Reports a model writes (knownote.study.report_writer): it is asked for the questions a report
+# raises, then for each part of the report from numbered passages; then, for a timeline, labels.
+REPORT_QUESTIONS_PROMPT = """\
+You plan {what} from numbered passages of a notebook's sources.
+Write {n} questions that it should answer and that the passages can answer.{focus}
+Reply with the questions alone, one per line, each ending with a question mark. Write them in \
+{language}."""
+
+REPORT_PART_PROMPT = """\
+You write part of {what} using only the numbered passages from a notebook's sources.
+
+Rules:
+- Use only what the passages say. Do not add facts from elsewhere.
+- After each sentence put the number of the passage it draws on in square brackets, like [2]. \
+When a sentence draws on several passages, cite every one of them, like [1][3].
+- Cite only the numbers of the passages given.
+- Write in {language}.{focus}
+
+{task}"""
+
+REPORT_TASKS = {
+    "summary": "Write a summary of the sources in three to five sentences, as one paragraph.",
+    "points": 'List the four to six most important points, one per line starting with "- ", '
+    "each point one sentence.",
+    "terms": "List five key terms of the sources with what the passages say they mean, one per "
+    "line in this form:\n- term: a one-sentence definition [2]",
+    "answer": "Answer the question in two or three sentences.",
+    "short": "Answer the question in one or two sentences.",
+    "custom": "Write what the user asks for: {instructions}\nWrite short paragraphs; start a "
+    'heading\'s line with "# " and a list item\'s with "- " where they help.',
+}
+
+REPORT_ESSAY_PROMPT = """\
+You write essay questions for a study guide from numbered passages of a notebook's sources.
+Write {n} essay questions that ask a student to discuss the passages' main ideas at length.\
+{focus}
+Reply with the questions alone, one per line. Write them in {language}."""
+
+TIMELINE_LABEL_PROMPT = """\
+You label the entries of a timeline. Each entry is a date and a sentence quoted from a source.
+For each entry write a label of a few words (at most ten) that says what happened, in the \
+language of its sentence. Reply with one line per entry and nothing else, in this form:
+1: a label
+2: a label"""

@@ -8,12 +8,13 @@ search hits and answers become JSON-ready records carrying both addresses.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
+import contextlib
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from urllib.parse import urlencode
 
 from knownote.answer.cite import Answer
-from knownote.errors import KnowNoteError
+from knownote.errors import KnowNoteError, NotFound
 from knownote.read.extracted import page_of
 from knownote.search.retrieve import Hit
 from knownote.store.db import Document, Store
@@ -28,27 +29,41 @@ class RangeError(KnowNoteError):
 
 @dataclass(frozen=True)
 class SpanLinks:
-    """The addresses of ranges of one notebook's sources; `app_url` is where the app runs."""
+    """The addresses of ranges of one notebook's sources; `app_url` is where the app runs.
+    Across the library, `notebooks` gives each document's notebook (see `library_links`)."""
 
     app_url: str
-    notebook_id: int
+    notebook_id: int | None
+    notebooks: Mapping[int, int] = field(default_factory=dict)  # document id -> notebook id
+
+    def notebook_of(self, document_id: int) -> int | None:
+        return self.notebooks.get(document_id, self.notebook_id)
 
     def link(self, document_id: int, start: int, end: int) -> str:
         """The app's address that opens the source at `[start, end)`, highlighted."""
-        query = urlencode(
-            {"notebook": self.notebook_id, "source": document_id, "start": start, "end": end}
-        )
+        notebook = self.notebook_of(document_id)
+        query = urlencode({"notebook": notebook, "source": document_id, "start": start, "end": end})
         return f"{self.app_url.rstrip('/')}/?{query}"
 
     def uri(self, document_id: int, start: int, end: int) -> str:
         """The MCP resource that reads the range back."""
-        return f"knownote://{self.notebook_id}/{document_id}#{start}-{end}"
+        return f"knownote://{self.notebook_of(document_id)}/{document_id}#{start}-{end}"
 
     def both(self, document_id: int, start: int, end: int) -> dict[str, str]:
         return {
             "link": self.link(document_id, start, end),
             "uri": self.uri(document_id, start, end),
         }
+
+
+def library_links(store: Store, app_url: str, document_ids: Iterable[int]) -> SpanLinks:
+    """Links to ranges of documents of several notebooks, each opening its own notebook (a
+    deleted document has none: its ranges are stale, and shown without a link)."""
+    notebooks = {}
+    for document_id in set(document_ids):
+        with contextlib.suppress(NotFound):
+            notebooks[document_id] = store.document(document_id).notebook_id
+    return SpanLinks(app_url, None, notebooks)
 
 
 @dataclass(frozen=True)

@@ -12,13 +12,15 @@ import logging
 import threading
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeVar
 
-from knownote.errors import KnowNoteError, NotFound
+from knownote.errors import KnowNoteError, ModelError, NotFound
 from knownote.index.embed import Embedder
 from knownote.pipeline.pace import ImportPaces, Pace
 from knownote.settings import Settings
+from knownote.store.db import Store
 from knownote.store.jobs import (
     CANCELLED,
     CARDS,
@@ -31,6 +33,7 @@ from knownote.store.jobs import (
     READ_BY_OCR,
     REEMBED,
     REINDEX,
+    REPORT,
     RUNNING,
     WEB,
     Job,
@@ -39,6 +42,7 @@ from knownote.store.jobs import (
 
 if TYPE_CHECKING:
     from knownote.answer.prompts import Chat
+    from knownote.answer.report import Report
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -46,6 +50,67 @@ T = TypeVar("T")
 FILE_JOBS = (IMPORT, WEB, READ_BY_OCR)
 # How long a job that failed with a RuntimeError waits to learn whether the app is stopping.
 STOPPING_WAIT = 10.0
+
+
+@dataclass(frozen=True)
+class ReportRequest:
+    """A queued report: what kind, of what, by which model (see `ImportWorker.queue_report`)."""
+
+    kind: str
+    instructions: str = ""
+    document_ids: tuple[int, ...] = ()
+    llm: Chat | None = None
+    model: str | None = None
+
+
+def make_report(
+    store: Store,
+    notebook_id: int,
+    request: ReportRequest,
+    progress: Callable[[str, int, int], None],
+) -> tuple[Report, int, list[str]]:
+    """Make a report as asked and keep it: (the report, its id, what to tell of it). A
+    KnowNoteError, in words, when there is nothing to report. A timeline the model fails to
+    label is kept without labels, and says so."""
+    from knownote.answer.report import KIND_NAMES, QUOTED_KINDS
+    from knownote.study import reports
+
+    name = KIND_NAMES[request.kind]
+    notes: list[str] = []
+    labelled = request.kind == "timeline" and request.llm is not None and request.model
+    steps = 3 if request.kind in QUOTED_KINDS and labelled else 2
+    if request.kind in QUOTED_KINDS:
+        progress(f"Reading the sources for the {name.lower()}", 0, steps)
+        make = reports.timeline if request.kind == "timeline" else reports.glossary
+        report = make(store, notebook_id, request.document_ids)
+        if not report.cites:
+            raise KnowNoteError(
+                "No dated sentence was found in the sources' body text: there is no timeline "
+                "to make."
+                if request.kind == "timeline"
+                else "No term of the sources has a sentence of body text that explains it: "
+                "there is no glossary to make."
+            )
+        if labelled:
+            from knownote.study.report_writer import label_timeline
+
+            progress("Labelling the timeline's entries", 1, steps)
+            try:
+                report = label_timeline(report, request.llm, request.model, progress)
+            except ModelError as e:
+                notes.append(str(e))
+    else:
+        from knownote.study.report_writer import write_report
+
+        report = write_report(
+            store, request.llm, request.model, notebook_id, request.kind,
+            instructions=request.instructions, document_ids=request.document_ids,
+            progress=progress,
+        )  # fmt: skip
+    progress(f"Keeping the {name.lower()}", steps - 1, steps)
+    report_id = reports.keep(store, report)
+    notes.insert(0, f"{report.written} written, {report.kept} kept, {report.marked} marked")
+    return report, report_id, notes
 
 
 def app_stopping(error: Exception) -> bool:
@@ -96,6 +161,10 @@ class ImportWorker:
         self._mind_map_models: dict[int, tuple[Chat, str]] = {}
         # The model a cards job writes with (memory only: after a restart it makes cloze cards).
         self._card_models: dict[int, tuple[Chat, str]] = {}
+        # What a queued report job makes: job id -> its request (memory only, like the mind
+        # map's); and, once it is kept, the report's id.
+        self._report_requests: dict[int, ReportRequest] = {}
+        self.reports_made: dict[int, int] = {}
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -173,6 +242,38 @@ class ImportWorker:
         the job reports its steps and ends failed, in words, when the model gives no usable map."""
         job = self.queue.enqueue_mind_map(notebook_id, model)
         self._mind_map_models[job.id] = (llm, model)
+        self.wake()
+        return job
+
+    def queue_report(
+        self,
+        notebook_id: int,
+        kind: str,
+        instructions: str = "",
+        document_ids: Sequence[int] = (),
+        llm: Chat | None = None,
+        model: str | None = None,
+    ) -> Job:
+        """Make a report of the notebook (or of its chosen sources) in the background and keep
+        it (knownote.study.reports): a timeline or glossary without a model (a timeline with
+        `model`'s one-line labels when given), the written kinds by `model`. The job reports its
+        steps and ends failed, in words, when there is nothing to report; `reports_made[job.id]`
+        is the kept report's id."""
+        from knownote.answer.report import KIND_NAMES, WRITTEN_KINDS
+
+        if kind not in KIND_NAMES:
+            raise KnowNoteError(
+                f"There is no report kind “{kind}”; choose one of {', '.join(KIND_NAMES)}."
+            )
+        if kind in WRITTEN_KINDS and (llm is None or not model):
+            raise KnowNoteError(
+                f"A {KIND_NAMES[kind].lower()} is written by an answer model: choose one."
+            )
+        label = KIND_NAMES[kind] + (f" by {model}" if model and llm is not None else "")
+        job = self.queue.enqueue_report(notebook_id, label)
+        self._report_requests[job.id] = ReportRequest(
+            kind, instructions, tuple(document_ids), llm, model
+        )
         self.wake()
         return job
 
@@ -282,6 +383,9 @@ class ImportWorker:
             return
         if job.kind == MINDMAP:
             self._mind_map(job)
+            return
+        if job.kind == REPORT:
+            self._report(job)
             return
         # here: they load the extraction libraries
         from knownote.pipeline.ingest import import_address, import_file, read_again_by_ocr
@@ -476,6 +580,35 @@ class ImportWorker:
             return
         if made is not None:
             self.queue.finish(job.id, IMPORTED, passages=len(made.nodes))
+
+    def _report(self, job: Job) -> None:
+        request = self._report_requests.pop(job.id, None)
+        if request is None:
+            self.queue.finish(
+                job.id,
+                FAILED,
+                error="The app restarted before this report was made; make it again.",
+            )
+            return
+
+        def progress(what: str, done: int, total: int) -> None:
+            if self._stop.is_set():
+                raise ImportStopped
+            if self.queue.report(job.id, what, REPORT, done, total):
+                raise ImportCancelled
+
+        try:
+            made = self._unless_stopped(
+                job, lambda: make_report(self.queue.store, job.notebook_id, request, progress)
+            )
+        except KnowNoteError as e:  # nothing to report, a model that fails, a notebook deleted
+            self.queue.finish(job.id, FAILED, error=str(e))
+            self._forget_if_notebook_gone(job)
+            return
+        if made is not None:
+            report, report_id, notes = made
+            self.reports_made[job.id] = report_id
+            self.queue.finish(job.id, IMPORTED, passages=len(report.lines), warnings=notes)
 
     def _passages_progress(self, job: Job, stage: str) -> Callable[[str, int, int], None]:
         """Reports a notebook job's passages (or sources) done; raises to stop between

@@ -35,6 +35,14 @@ INSTRUCTIONS = (
 Notebook = Annotated[
     str, Field(description="The notebook's name as list_notebooks gives it (or its id).")
 ]
+Asked = Annotated[
+    str,
+    Field(
+        description="The notebook's name as list_notebooks gives it (or its id); “all” asks "
+        "every notebook in the library (in_library), or name several separated by commas. "
+        "Across notebooks each hit and citation names its `notebook`."
+    ),
+]
 Question = Annotated[str, Field(description="The question or keywords, in any language.")]
 K = Annotated[
     int, Field(description="How many passages to return (1 to 50).", ge=1, le=tools.MAX_K)
@@ -102,7 +110,7 @@ def build_server(store: Store, settings: Settings, *, allow_writes: bool = False
 
     @server.tool(description=SEARCH, annotations=reading)
     def search(
-        notebook: Notebook,
+        notebook: Asked,
         question: Question,
         k: K = 8,
         mode: Annotated[
@@ -119,7 +127,7 @@ def build_server(store: Store, settings: Settings, *, allow_writes: bool = False
 
     @server.tool(description=ASK, annotations=ToolAnnotations(open_world_hint=False))
     def ask(
-        notebook: Notebook,
+        notebook: Asked,
         question: Question,
         model: Annotated[
             str | None,

@@ -11,12 +11,21 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from knownote.answer.ranges import SpanLinks, answer_json, hit_json, range_json, read_range
+from knownote.answer.ranges import (
+    SpanLinks,
+    answer_json,
+    hit_json,
+    library_links,
+    range_json,
+    read_range,
+)
 from knownote.errors import KnowNoteError, ModelNotInstalled
 from knownote.index.language import language_name
-from knownote.notebooks import find_notebook, find_source
+from knownote.notebooks import find_notebook, find_notebooks, find_source
+from knownote.search.library import ALL
 from knownote.settings import Settings
 from knownote.store.db import Notebook, Store
+from knownote.store.library import in_library
 
 MAX_K = 50
 
@@ -34,6 +43,7 @@ def list_notebooks(store: Store) -> dict[str, object]:
                 "sources": n.documents,
                 "passages": n.passages,
                 "embedding_model": n.embedding_model,
+                "in_library": in_library(store, n.id),
             }
             for n in store.notebooks()
         ]
@@ -63,6 +73,24 @@ def list_sources(store: Store, notebook: str) -> dict[str, object]:
     }
 
 
+def _across(store: Store, notebook: str, sources: Sequence[int] | None) -> list[Notebook] | None:
+    """The notebooks of a question across the library ("all", or names separated by commas);
+    None for a question of one notebook."""
+    if notebook.strip().lower() != ALL and store.notebook_by_name(notebook) is not None:
+        return None
+    if notebook.strip().lower() != ALL and "," not in notebook:
+        return None
+    if sources:
+        raise KnowNoteError(
+            "sources narrows one notebook's search; leave it out when asking several notebooks."
+        )
+    return find_notebooks(store, notebook)
+
+
+def _named(notebook: Notebook) -> dict[str, object]:
+    return {"id": notebook.id, "name": notebook.name}
+
+
 def _checked_k(k: int) -> int:
     if not 1 <= k <= MAX_K:
         raise KnowNoteError(f"k is {k}; ask for between 1 and {MAX_K} passages.")
@@ -88,7 +116,20 @@ def search(
 ) -> dict[str, object]:
     from knownote.index.embedders import get_embedder
     from knownote.search.followup import search_queries
+    from knownote.search.library import search_library
 
+    across = _across(store, notebook, sources)
+    if across is not None:
+        hits = search_library(store, across, [question], k=_checked_k(k), mode=mode)
+        links = library_links(store, settings.app_url, [h.document_id for h in hits.hits])
+        return {
+            "notebooks": [{"id": n.id, "name": n.name} for n in across],
+            "hits": [
+                {**hit_json(hit, links), "notebook": _named(hits.notebook_of[hit.document_id])}
+                for hit in hits.hits
+            ],
+            "note": hits.note,
+        }
     found = find_notebook(store, notebook)
     searched = search_queries(
         store,
@@ -120,12 +161,14 @@ def ask(
     chat: int | None = None,
 ) -> dict[str, object]:
     from knownote.answer.ask import ask as ask_notebook
+    from knownote.answer.ask import ask_library
     from knownote.answer.servers import connect, resolve_model
     from knownote.index.embedders import get_embedder
 
     if not question.strip():
         raise KnowNoteError("The question is empty: ask something.")
-    found = find_notebook(store, notebook)
+    across = _across(store, notebook, sources)
+    found = find_notebook(store, notebook) if across is None else across[0]
     llm, chosen = None, None
     if not quoted:
         llm, models, _ = connect(settings)
@@ -136,6 +179,26 @@ def ask(
                 f"No answer server lists the model “{model}” (listed: {listed}). Name one of "
                 "those, leave the model out for the first one, or ask for a quoted answer."
             )
+    if across is not None:
+        answer = ask_library(
+            store,
+            across,
+            question,
+            llm=llm,
+            model=chosen,
+            settings=settings,
+            k=_checked_k(k),
+            chat_id=chat,
+            quoted=quoted,
+        )
+        links = library_links(store, settings.app_url, [p.document_id for p in answer.passages])
+        names = {n.id: n.name for n in across}
+        record = answer_json(answer, links)
+        for key in ("citations", "passages", "supports"):
+            for entry in record[key]:
+                held = links.notebook_of(entry["document_id"])
+                entry["notebook"] = {"id": held, "name": names.get(held)}
+        return record
     answer = ask_notebook(
         store,
         get_embedder(found.embedding_model),

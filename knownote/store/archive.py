@@ -43,8 +43,8 @@ from knownote.store.db import (
 )
 
 FORMAT = "knownote-notebook"
-VERSION = 6  # 2: notes; 3: headings and passages.section; 4: web pages' origins, spoken words;
-# 5: study cards and their schedule, and the mind map a model wrote; 6: roles
+VERSION = 7  # 2: notes; 3: headings and passages.section; 4: web pages' origins, spoken words;
+# 5: study cards and their schedule, and the mind map a model wrote; 6: roles; 7: reports
 MANIFEST = "manifest.json"
 MAX_MANIFEST_BYTES = 16 * 1024 * 1024
 # Deflate reaches about 1000:1 at best; real tables and documents stay far below this.
@@ -84,6 +84,7 @@ _IN_MESSAGES = (
     "WHERE c.notebook_id = ?)"
 )
 _IN_MIND_MAPS = "map_id IN (SELECT id FROM mind_maps WHERE notebook_id = ?)"
+_IN_REPORTS = "report_id IN (SELECT id FROM reports WHERE notebook_id = ?)"
 _IN_NOTES = "note_id IN (SELECT id FROM notes WHERE notebook_id = ?)"
 _IN_CARDS = "card_id IN (SELECT id FROM cards WHERE notebook_id = ?)"
 _NB = {"notebook_id": "notebooks"}
@@ -137,6 +138,13 @@ TABLES: list[Table] = [
     Table("card_schedule", _IN_CARDS, "card_id", refs={"card_id": "cards"}, since=5),
     Table("card_reviews", _IN_CARDS, "card_id, reviewed_at, rating", refs={"card_id": "cards"},
           since=5),
+    Table("reports", "notebook_id = ?", "id", "id", "report_ids", _NB, since=7),
+    Table("report_lines", _IN_REPORTS, "report_id, line", refs={"report_id": "reports"},
+          since=7),
+    Table("report_cites", _IN_REPORTS, "report_id, n", refs={"report_id": "reports"},
+          loose={"document_id": ("documents", 0)}, since=7),
+    Table("report_sources", _IN_REPORTS, "report_id, n", refs={"report_id": "reports"},
+          loose={"document_id": ("documents", 0)}, since=7),
 ]  # fmt: skip
 _BY_NAME = {t.name: t for t in TABLES}
 _ENTRY = re.compile(r"(tables/(?P<table>[a-z_]+)\.arrow|sources/(?P<sha>[0-9a-f]{64}))")

@@ -49,6 +49,10 @@ REFERENCES = [
     ("card_sources", "document_id", "documents", "id"),
     ("card_schedule", "card_id", "cards", "id"),
     ("card_reviews", "card_id", "cards", "id"),
+    ("reports", "notebook_id", "notebooks", "id"),
+    ("report_lines", "report_id", "reports", "id"),
+    ("report_cites", "report_id", "reports", "id"),
+    ("report_sources", "report_id", "reports", "id"),
 ]
 
 
@@ -168,6 +172,16 @@ def document_problems(
         a[1] > b[0] for a, b in pairwise(roles)
     ):
         problems.append(f"{name}: some roles fall outside its text, overlap or are unknown.")
+    # A source's text never changes: a report's citation of it that no longer quotes it at its
+    # range was damaged (a changed source is a new document, and the citation of the old stale).
+    cites = db.execute(
+        'SELECT start, "end", quote FROM report_cites WHERE document_id = ?', [document_id]
+    ).fetchall()
+    misquoted = sum(text[a:b] != quote for a, b, quote in cites)
+    if misquoted:
+        problems.append(
+            f"{name}: {misquoted} report citations do not quote its text at their range."
+        )
     if pages:
         if [p[0] for p in pages] != list(range(1, len(pages) + 1)):
             problems.append(f"{name}: its pages are not numbered 1, 2, 3, … without gaps.")

@@ -46,6 +46,9 @@ CARDS_LABEL = "Making study cards"
 WEB = "web"
 # A notebook's mind map written by a model (knownote.study.mindmap): no file; progress in steps.
 MINDMAP = "mindmap"
+# A report of a notebook (knownote.study.reports): no file; progress in steps; when it ends,
+# `passages` holds the lines kept. A notebook may have several queued at once.
+REPORT = "report"
 
 
 @dataclass(frozen=True)
@@ -202,6 +205,16 @@ class JobQueue:
     def enqueue_mind_map(self, notebook_id: int, model: str) -> Job:
         """Queue the writing of the notebook's mind map by `model`, unless one is unfinished."""
         return self._enqueue_notebook_job(notebook_id, MINDMAP, f"Mind map by {model}")
+
+    def enqueue_report(self, notebook_id: int, label: str) -> Job:
+        """Queue the making of a report of the notebook (what it is waits with the worker)."""
+        with self.store.lock:
+            (job_id,) = self.store.db.execute(
+                "INSERT INTO import_jobs (notebook_id, filename, sha256, size, passage_size, "
+                "kind) VALUES (?, ?, '', 0, 0, ?) RETURNING id",
+                [notebook_id, label, REPORT],
+            ).fetchone()
+        return self.job(job_id)
 
     def _enqueue_notebook_job(self, notebook_id: int, kind: str, label: str) -> Job:
         with self.store.lock:

@@ -645,6 +645,79 @@ def m028_roles(db: duckdb.DuckDBPyConnection) -> None:
     db.execute("ALTER TABLE passages ADD COLUMN minor REAL DEFAULT 0")
 
 
+def m029_reports(db: duckdb.DuckDBPyConnection) -> None:
+    # A notebook's reports (knownote.study.reports): a timeline, a glossary, or one written by a
+    # model. A notebook keeps many. Each citation keeps its range, its source's title and the
+    # quote, so a citation of a deleted or changed source still says where it pointed (stale).
+    db.execute("CREATE SEQUENCE report_ids START 1")
+    db.execute(
+        """
+        CREATE TABLE reports (
+            id BIGINT PRIMARY KEY DEFAULT nextval('report_ids'),
+            notebook_id BIGINT NOT NULL,
+            kind VARCHAR NOT NULL,
+            title VARCHAR NOT NULL,
+            model VARCHAR,
+            instructions VARCHAR NOT NULL,
+            written INTEGER NOT NULL,
+            kept INTEGER NOT NULL,
+            marked INTEGER NOT NULL,
+            made_at TIMESTAMP NOT NULL DEFAULT current_timestamp
+        )
+        """
+    )
+    db.execute(
+        """
+        CREATE TABLE report_lines (
+            report_id BIGINT NOT NULL,
+            line INTEGER NOT NULL,
+            text VARCHAR NOT NULL,
+            style VARCHAR NOT NULL,
+            cites INTEGER[] NOT NULL,
+            label VARCHAR,
+            date VARCHAR,
+            unsupported BOOLEAN NOT NULL
+        )
+        """
+    )
+    db.execute(
+        """
+        CREATE TABLE report_cites (
+            report_id BIGINT NOT NULL,
+            n INTEGER NOT NULL,
+            document_id BIGINT NOT NULL,
+            title VARCHAR NOT NULL,
+            start INTEGER NOT NULL,
+            "end" INTEGER NOT NULL,
+            quote VARCHAR NOT NULL,
+            page INTEGER,
+            seconds_start DOUBLE,
+            seconds_end DOUBLE,
+            span_start INTEGER,
+            span_end INTEGER
+        )
+        """
+    )
+    # The sources a report was made of, when chosen (none: the whole notebook).
+    db.execute(
+        """
+        CREATE TABLE report_sources (
+            report_id BIGINT NOT NULL,
+            n INTEGER NOT NULL,
+            document_id BIGINT NOT NULL
+        )
+        """
+    )
+
+
+def m030_library(db: duckdb.DuckDBPyConnection) -> None:
+    # Questions across notebooks (knownote.search.library): a notebook can be left out of the
+    # library that "All notebooks" searches (NULL, as for notebooks made before, is in it). A
+    # chat asked of the library belongs to no notebook: its notebook_id is NULL.
+    db.execute("ALTER TABLE notebooks ADD COLUMN in_library BOOLEAN DEFAULT true")
+    db.execute("ALTER TABLE chats ALTER COLUMN notebook_id DROP NOT NULL")
+
+
 MIGRATIONS: list[Migration] = [
     m001_documents_and_passages,
     m002_chats,
@@ -671,6 +744,8 @@ MIGRATIONS: list[Migration] = [
     m026_mind_maps,
     m027_passage_languages,
     m028_roles,
+    m029_reports,
+    m030_library,
 ]
 
 

@@ -9,7 +9,7 @@ from dataclasses import replace
 import streamlit as st
 
 from knownote.answer import notes
-from knownote.answer.ask import Answer, SourcePassage, ask
+from knownote.answer.ask import Answer, SourcePassage, ask, ask_library
 from knownote.answer.chats import (
     delete_chat,
     export_markdown,
@@ -21,9 +21,11 @@ from knownote.answer.servers import AnswerServers
 from knownote.errors import KnowNoteError, NotFound
 from knownote.index.embed import Embedder
 from knownote.read.sniff import recording_mime
+from knownote.search.library import ALL
 from knownote.settings import Settings
 from knownote.show.excerpt import answer_html, card_html, card_spans, escape_markdown, span_anchors
 from knownote.store.db import Notebook, Store
+from knownote.store.library import in_library, library_notebooks, set_in_library
 from knownote.ui.common import ALREADY_DELETED, ask_before_deleting, document_text, set_confirm
 from knownote.ui.download import prepare
 from knownote.ui.page import page_view
@@ -49,7 +51,9 @@ def chat_view(
     model: str | None,
     mode: str,
 ) -> None:
-    chats = {c.id: c for c in list_chats(store, notebook.id)}
+    library = library_choice(store, notebook)
+    across = library is not None
+    chats = {c.id: c for c in list_chats(store, None if across else notebook.id)}
     if "pending_chat" in st.session_state:
         st.session_state["chat"] = st.session_state.pop("pending_chat")
     chosen = st.session_state.get("chat", "latest")
@@ -61,16 +65,23 @@ def chat_view(
     st.caption(SPAN_NOTE)
     if chat_id is not None:
         for answer in load_chat(store, chat_id):
-            show_answer(store, answer, notebook.id)
+            show_answer(store, answer, None if across else notebook.id, across)
 
-    documents = store.documents(notebook.id)
+    asked = library if across else [notebook]
+    documents = [d for n in asked for d in store.documents(n.id)]
     in_scope = [d.id for d in documents if d.enabled]
-    if not documents:
+    if library == []:
+        st.info("Every notebook was left out of the library: switch “In All notebooks” on.")
+    elif not documents:
         st.info("Add sources first: switch to Sources above.")
     elif not in_scope:
         st.info("Every source is switched off. Switch one on under Sources to ask questions.")
     typed = st.chat_input(
-        "Ask a question about this notebook's sources", key="question", disabled=not in_scope
+        "Ask a question about this notebook's sources"
+        if not across
+        else "Ask a question of all the notebooks in the library",
+        key="question",
+        disabled=not in_scope,
     )
     question = typed or st.session_state.pop("ask_now", None)  # a suggested question
     if question and question.strip():
@@ -85,6 +96,7 @@ def chat_view(
             mode,
             in_scope,
             chat_id,
+            library,
         )
         if answer is not None:
             st.session_state["pending_chat"] = answer.chat_id
@@ -92,6 +104,43 @@ def chat_view(
             if answer.notice and llm is not None and answer.message_id is not None:
                 st.session_state.setdefault("notices", {})[answer.message_id] = answer.notice
             st.rerun()
+
+
+def library_choice(store: Store, notebook: Notebook) -> list[Notebook] | None:
+    """Ask this notebook, or all the notebooks of the library (returned; None: this one), and
+    whether this notebook is in the library."""
+    pick, member = st.columns([4, 2], vertical_alignment="bottom")
+    library = library_notebooks(store)
+    pick.selectbox(
+        "Ask",
+        ["notebook", ALL],
+        key="ask_scope",
+        format_func=lambda o: "This notebook" if o != ALL else f"All notebooks ({len(library)})",
+        help="All notebooks: each is searched with its own embedding model and the passages "
+        "found are ranked together; each card names its notebook. A notebook switched out of "
+        "the library is not searched.",
+    )
+    key = f"in_library_{notebook.id}"
+    st.session_state[key] = in_library(store, notebook.id)
+    member.toggle(
+        "In All notebooks",
+        key=key,
+        on_change=switch_library,
+        args=(store, notebook.id, key),
+        help="Whether “All notebooks” searches this notebook.",
+    )
+    if st.session_state.get("ask_scope") != ALL:
+        return None
+    names = ", ".join(f"“{escape_markdown(n.name)}”" for n in library)
+    st.caption(f"Asking {names}." if library else "No notebook is in the library.")
+    return library
+
+
+def switch_library(store: Store, notebook_id: int, key: str) -> None:
+    try:
+        set_in_library(store, notebook_id, bool(st.session_state.get(key)))
+    except KnowNoteError as e:
+        st.session_state["flash"] = ("error", escape_markdown(str(e)))
 
 
 def chat_bar(store: Store, chats: dict, app_url: str) -> int | None:
@@ -170,6 +219,7 @@ def answer_live(
     mode: str,
     document_ids: list[int],
     chat_id: int | None,
+    library: list[Notebook] | None = None,
 ) -> Answer | None:
     """Ask, streaming the answer into place as it comes; the next run shows it with its cards."""
     left, right = st.columns([3, 2], gap="large")
@@ -190,6 +240,19 @@ def answer_live(
 
     try:
         with placeholder, st.spinner("Reading the sources…"):
+            if library is not None:
+                return ask_library(
+                    store,
+                    library,
+                    question,
+                    llm=llm,
+                    model=model,
+                    settings=settings,
+                    k=settings.k,
+                    mode=mode,
+                    chat_id=chat_id,
+                    on_token=on_token,
+                )
             return ask(
                 store,
                 embedder(),
@@ -209,13 +272,16 @@ def answer_live(
         return None
 
 
-def show_answer(store: Store, answer: Answer, notebook_id: int | None = None) -> None:
+def show_answer(
+    store: Store, answer: Answer, notebook_id: int | None = None, library: bool = False
+) -> None:
     """Question and answer on the left; a card per cited passage on the right. An answer of a
-    chat (`notebook_id` given) can be kept as a note; a note shows the same way without that."""
+    chat (`notebook_id` given) can be kept as a note; a note shows the same way without that.
+    An answer across the library (`library`) names each card's notebook."""
     left, right = st.columns([3, 2], gap="large")
     cited = answer.citations
     notice = st.session_state.get("notices", {}).get(answer.message_id)
-    if notice and notebook_id is not None:
+    if notice and (notebook_id is not None or library):
         answer = replace(answer, notice=notice)
     with left:
         with st.chat_message("user"):
@@ -251,7 +317,7 @@ def show_answer(store: Store, answer: Answer, notebook_id: int | None = None) ->
                 )
     with right:
         for passage in cited:
-            st.html(card(store, answer, passage))
+            st.html(card(store, answer, passage, library))
             player(store, passage)
             page_view(
                 store, answer.message_id or 0, passage, shown=True, spans=spans(answer, passage)
@@ -262,7 +328,7 @@ def show_answer(store: Store, answer: Answer, notebook_id: int | None = None) ->
         if uncited:
             with st.expander(f"{len(uncited)} more passages it had in front of it, not cited"):
                 for passage in uncited:
-                    st.html(card(store, answer, passage))
+                    st.html(card(store, answer, passage, library))
                     page_view(
                         store,
                         answer.message_id or 0,
@@ -272,7 +338,10 @@ def show_answer(store: Store, answer: Answer, notebook_id: int | None = None) ->
                     )
 
 
-def card(store: Store, answer: Answer, passage: SourcePassage) -> str:
+def card(store: Store, answer: Answer, passage: SourcePassage, library: bool = False) -> str:
+    origin = origin_label(store, passage.document_id)
+    if library:  # the card says which notebook the passage is from
+        origin = "; ".join(part for part in (notebook_label(store, passage), origin) if part)
     return card_html(
         message_id=answer.message_id or 0,
         n=passage.n,
@@ -290,8 +359,17 @@ def card(store: Store, answer: Answer, passage: SourcePassage) -> str:
         reflow=page_text(store, passage),
         section=passage.section,
         seconds=store.time_range(passage.document_id, passage.start, passage.end),
-        origin=origin_label(store, passage.document_id),
+        origin=origin,
     )
+
+
+def notebook_label(store: Store, passage: SourcePassage) -> str:
+    """'From the notebook “Name”', or '' when the passage's document is gone."""
+    try:
+        notebook = store.notebook(store.document(passage.document_id).notebook_id)
+    except NotFound:
+        return ""
+    return f"From the notebook “{notebook.name}”"
 
 
 def player(store: Store, passage: SourcePassage) -> None:

@@ -20,6 +20,10 @@ NOTE_HELP = "Markdown: **bold**, *italic*, lists, links. HTML is shown as text."
 
 
 def notes_view(store: Store, notebook: Notebook, settings: Settings, worker: ImportWorker) -> None:
+    from knownote.ui.reports import report_links  # here: it loads the report writers
+    from knownote.ui.study import open_report
+
+    report_links(store, notebook, open_report)
     with st.expander("Write a note", expanded=False), st.form("new_note", clear_on_submit=True):
         title = st.text_input("Title", placeholder="Optional: the first line is used")
         body = st.text_area("Note", height=160, help=NOTE_HELP)

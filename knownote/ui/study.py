@@ -23,6 +23,7 @@ from knownote.ui.common import count
 from knownote.ui.download import prepare
 from knownote.ui.imports import progress_of
 
+CARDS_SECTION, REPORTS_SECTION = "Cards and quizzes", "Reports"
 REVIEW_SIZE = 20  # cards in one review session at most
 LISTED = 30  # cards listed at first ("Show more" adds as many)
 LABEL = (
@@ -39,6 +40,16 @@ def study_view(
     llm: AnswerServers | None,
     model: str | None,
 ) -> None:
+    st.session_state.setdefault("study_section", CARDS_SECTION)
+    section = st.segmented_control(
+        "Study", [CARDS_SECTION, REPORTS_SECTION], key="study_section", required=True,
+        label_visibility="collapsed",
+    )  # fmt: skip
+    if section == REPORTS_SECTION:
+        from knownote.ui.reports import reports_section  # here: it loads the report writers
+
+        reports_section(store, notebook, app_url, worker, llm, model)
+        return
     making(store, notebook, worker, llm, model)
     shown = cards(store, notebook.id)
     if not shown:
@@ -57,6 +68,14 @@ def study_view(
         quiz_section(store, notebook)
     else:
         card_list(store, notebook, shown, app_url)
+
+
+def open_report(report_id: int) -> None:
+    """Show a kept report in this view (a callback: it runs before the widgets are drawn)."""
+    st.session_state["view"] = "Study"
+    st.session_state["study_section"] = REPORTS_SECTION
+    st.session_state["report_open"] = report_id
+    st.session_state.pop("report_listed", None)
 
 
 # --- making cards ---------------------------------------------------------------------------
