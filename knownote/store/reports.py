@@ -144,13 +144,13 @@ def kept_report(store: Store, report_id: int) -> KeptReport:
     )
 
 
-def report_ids(store: Store, notebook_id: int) -> list[int]:
-    """The notebook's reports, the newest first."""
+def report_heads(store: Store, notebook_id: int) -> list[KeptReport]:
+    """The notebook's reports without their lines and citations, the newest first."""
     with store.lock:
         rows = store.db.execute(
-            "SELECT id FROM reports WHERE notebook_id = ? ORDER BY id DESC", [notebook_id]
+            _HEAD + " WHERE notebook_id = ? ORDER BY id DESC", [notebook_id]
         ).fetchall()
-    return [row[0] for row in rows]
+    return [KeptReport(*_head(row)) for row in rows]
 
 
 def _head(row: tuple) -> tuple:

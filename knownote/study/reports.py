@@ -78,8 +78,9 @@ def kept(store: Store, report_id: int) -> Report:
 
 
 def kept_reports(store: Store, notebook_id: int) -> list[Report]:
-    """The notebook's kept reports, the newest first (each as `kept` reads it)."""
-    return [kept(store, report_id) for report_id in kept_store.report_ids(store, notebook_id)]
+    """The notebook's kept reports, the newest first, without their lines and citations (to
+    list them; `kept` reads one whole)."""
+    return [_report(k, ()) for k in kept_store.report_heads(store, notebook_id)]
 
 
 def delete_report(store: Store, report_id: int) -> None:

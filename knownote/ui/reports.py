@@ -36,8 +36,7 @@ from knownote.pipeline.worker import ImportWorker
 from knownote.show.excerpt import anchor_id, card_html, escape_markdown
 from knownote.store.db import Notebook, Store
 from knownote.store.jobs import FAILED, QUEUED, REPORT, RUNNING, Job
-from knownote.store.reports import report_ids
-from knownote.study.reports import delete_report, kept_reports
+from knownote.study.reports import delete_report, kept, kept_reports
 from knownote.ui.chat import page_text, player, read_by_ocr
 from knownote.ui.common import (
     ALREADY_DELETED,
@@ -106,7 +105,12 @@ def reports_section(
         format_func=lambda i: listed_label(by_id[i]),
     )
     with st.container(border=True, key="report_opened"):
-        show_report(store, by_id[st.session_state["report_open"]], app_url)
+        try:
+            opened = kept(store, st.session_state["report_open"])
+        except NotFound:  # deleted in another session meanwhile
+            st.caption("That report was deleted meanwhile.")
+            return
+        show_report(store, opened, app_url)
 
 
 # --- making -----------------------------------------------------------------------------------
@@ -229,7 +233,8 @@ def make(
     except KnowNoteError as e:
         state["flash"] = ("error", escape_markdown(str(e)))
         return
-    state["report_asked"] = max(report_ids(store, notebook_id), default=0)  # opens when made
+    heads = kept_reports(store, notebook_id)
+    state["report_asked"] = max((r.id or 0 for r in heads), default=0)  # opens when made
 
 
 @st.fragment(run_every=REFRESH_SECONDS)

@@ -13,7 +13,7 @@ from knownote.store.reports import (
     KeptReport,
     delete_report,
     kept_report,
-    report_ids,
+    report_heads,
     save_report,
 )
 
@@ -51,7 +51,7 @@ def test_a_report_is_read_back_as_it_was_kept(store, notebook_id):
 def test_a_notebook_keeps_many_reports_newest_first(store, notebook_id):
     first = save_report(store, head(notebook_id, "one"), LINES, CITES)
     second = save_report(store, head(notebook_id, "two"), [], [])
-    assert report_ids(store, notebook_id) == [second, first]
+    assert [k.id for k in report_heads(store, notebook_id)] == [second, first]
     assert kept_report(store, second).lines == () and kept_report(store, second).document_ids == ()
 
 
@@ -78,6 +78,7 @@ def test_deleting_the_notebook_deletes_its_reports_only(store, notebook_id):
     save_report(store, head(notebook_id, document_ids=(7,)), LINES, CITES)
     kept = save_report(store, head(other), LINES, CITES)
     delete_notebook(store, notebook_id)
-    assert report_ids(store, other) == [kept] and report_ids(store, notebook_id) == []
+    assert [k.id for k in report_heads(store, other)] == [kept]
+    assert report_heads(store, notebook_id) == []
     assert orphan_rows(store.db) == {}
     assert store.db.execute("SELECT count(*) FROM report_cites").fetchall() == [(2,)]

@@ -270,7 +270,9 @@ def test_reports_travel_in_an_archive(store, notebook, tmp_path):
     keep(store, made)
     export_notebook(store, notebook.id, tmp_path / "nb.knownote")
     result = import_notebook(store, tmp_path / "nb.knownote", name="Copy", max_bytes=1 << 30)
-    (copy,) = kept_reports(store, result.notebook_id)
+    (head,) = kept_reports(store, result.notebook_id)
+    copy = kept(store, head.id)
+    assert head.lines == () and copy.lines  # the listing reads heads only
     (new_source,) = [
         d.id for d in store.documents(result.notebook_id) if d.filename == "giffen.txt"
     ]

@@ -12,7 +12,7 @@ import pytest
 
 from knownote.answer import notes
 from knownote.settings import Settings
-from knownote.study.reports import kept_reports
+from knownote.study.reports import kept, kept_reports
 from knownote.ui import reports
 from knownote.ui.reports import NO_MODEL
 from tests.conftest import corpus_file
@@ -43,6 +43,11 @@ HOSTILE_DATED = (
 CHINESE = "DEV_451"  # cmrc2018: a football coach's life, told year by year (1944年 … 2015年7月)
 
 
+def read_whole(store, notebook_id: int) -> list:
+    """The notebook's kept reports, each with its lines and citations."""
+    return [kept(store, head.id) for head in kept_reports(store, notebook_id)]
+
+
 def chinese_paragraph() -> str:
     data = json.loads(corpus_file("qa_zh/cmrc2018_dev.json").read_text(encoding="utf-8"))
     return next(
@@ -70,7 +75,7 @@ def test_a_timeline_of_a_wikipedia_page_is_made_and_a_citation_opens(home: Path)
     upload(at, (gravity.name, gravity.read_bytes(), "text/markdown"))
     made_timeline(at)
     store = store_for(home)
-    (report,) = kept_reports(store, store.notebooks()[0].id)
+    (report,) = read_whole(store, store.notebooks()[0].id)
     assert report.kind == "timeline" and report.cites
     assert "1 entry found" in texts(at)  # the page dates one sentence: "A 2003 study …"
     cite = next(c for c in report.cites if "2003" in c.quote)
@@ -107,7 +112,7 @@ def test_without_a_model_it_says_so_and_its_reports_show_the_text_as_text(home: 
     at.button(key="make_report").click().run()
     shown = all_html(settle(at))
     store = store_for(home)
-    glossary = kept_reports(store, store.notebooks()[0].id)[0]
+    glossary = read_whole(store, store.notebooks()[0].id)[0]
     assert glossary.kind == "glossary" and at.selectbox(key="report_open").value == glossary.id
     terms = [line.label for line in glossary.lines if line.label]
     assert terms and all(f'<span class="kn-label">{html.escape(t)}</span>' in shown for t in terms)
@@ -136,7 +141,7 @@ def test_with_a_model_the_written_kinds_are_offered_and_a_briefing_flags_its_gue
     at.button(key="make_report").click().run()
     settle(at)
     store = store_for(Settings().home)
-    (report,) = kept_reports(store, store.notebooks()[0].id)
+    (report,) = read_whole(store, store.notebooks()[0].id)
     assert report.kind == "briefing" and report.model == MODEL
     assert "2 of them marked as having no close match" in texts(at)
     shown = all_html(at)
@@ -155,7 +160,7 @@ def test_a_chinese_timeline_is_kept_as_a_note_and_used_as_a_source(
     made_timeline(at)
     store = store_for(home)
     notebook_id = store.notebooks()[0].id
-    (report,) = kept_reports(store, notebook_id)
+    (report,) = read_whole(store, notebook_id)
     assert len(report.cites) >= 8  # sentences (to 。) that say a year
     assert f"{len(report.cites)} entries found" in texts(at)
     first = next(c for c in report.cites if "1944年" in c.quote)
