@@ -66,6 +66,7 @@ class ReportLine:
     label: str | None = None  # a glossary's term; a timeline entry's one-line label
     date: str | None = None  # a timeline entry's date, ISO 8601 ('2021-03-03', '1990/1999')
     unsupported: bool = False  # a written sentence with no close match in what it cites
+    continues: bool = False  # it goes on the paragraph or item of the line before it
 
 
 @dataclass(frozen=True)

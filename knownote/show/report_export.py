@@ -127,6 +127,12 @@ def xml_text(text: str) -> str:
 # ---- Markdown --------------------------------------------------------------------------------
 
 
+def continued(element: str, body: str) -> str:
+    """An HTML element ('<p>…</p>') with `body` added at its end, after a space."""
+    at = element.rindex("</")
+    return f"{element[:at]} {body}{element[at:]}"
+
+
 def report_markdown(report: Report, links: SpanLinks | None = None) -> str:
     """The report as Markdown: its lines with `[^n]` footnotes, each footnote with the source's
     title, page or time, character range, the quoted text and (given `links`) the app's link."""
@@ -137,6 +143,9 @@ def report_markdown(report: Report, links: SpanLinks | None = None) -> str:
     previous = ""
     for line in report.lines:
         text = _markdown_line(line, known)
+        if line.continues and previous:
+            out[-1] += f" {text}"
+            continue
         block = {"heading": "## ", "item": "- ", "quote": "> "}.get(line.style, "") + text
         if not (line.style == previous == "item"):  # a list's items stand one under the other
             out.append("")
@@ -232,8 +241,11 @@ def report_docx(report: Report, path: str | Path, links: SpanLinks | None = None
     footnotes: XmlPart | None = None  # made at the first mark
     known = {c.n for c in report.cites}
     next_id = 1
+    paragraph = None
     for line in report.lines:
-        if line.style == "heading":
+        if line.continues and paragraph is not None:
+            paragraph.add_run(" ")
+        elif line.style == "heading":
             paragraph = document.add_heading("", 1)
         else:
             paragraph = document.add_paragraph(style=_WORD_STYLES.get(line.style))
@@ -394,6 +406,12 @@ def report_html(report: Report, links: SpanLinks | None = None) -> str:
             body = f"<b>{e(head)}</b>{body}"
         if line.unsupported:
             body += f' <span class="flag">({e(NO_CLOSE_MATCH)})</span>'
+        if line.continues and (items or len(out) > 1):
+            if items:
+                items[-1] = continued(items[-1], body)
+            else:
+                out[-1] = continued(out[-1], body)
+            continue
         if line.style == "item":
             items.append(f"<li>{body}</li>")
             continue

@@ -676,7 +676,8 @@ def m029_reports(db: duckdb.DuckDBPyConnection) -> None:
             cites INTEGER[] NOT NULL,
             label VARCHAR,
             date VARCHAR,
-            unsupported BOOLEAN NOT NULL
+            unsupported BOOLEAN NOT NULL,
+            continues BOOLEAN NOT NULL
         )
         """
     )

@@ -28,6 +28,7 @@ class KeptLine:
     label: str | None
     date: str | None
     unsupported: bool
+    continues: bool = False
 
 
 @dataclass(frozen=True)
@@ -93,9 +94,19 @@ def save_report(
             )
         if lines:
             db.executemany(
-                "INSERT INTO report_lines VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                "INSERT INTO report_lines VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [
-                    [report_id, i, x.text, x.style, list(x.cites), x.label, x.date, x.unsupported]
+                    [
+                        report_id,
+                        i,
+                        x.text,
+                        x.style,
+                        list(x.cites),
+                        x.label,
+                        x.date,
+                        x.unsupported,
+                        x.continues,
+                    ]
                     for i, x in enumerate(lines)
                 ],
             )
@@ -121,7 +132,7 @@ def kept_report(store: Store, report_id: int) -> KeptReport:
         if not head:
             raise NotFound(f"There is no report {report_id}; it may have been deleted.")
         lines = db.execute(
-            "SELECT text, style, cites, label, date, unsupported FROM report_lines "
+            "SELECT text, style, cites, label, date, unsupported, continues FROM report_lines "
             "WHERE report_id = ? ORDER BY line",
             [report_id],
         ).fetchall()

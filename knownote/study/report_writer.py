@@ -504,6 +504,7 @@ class Checker:
                     lines.append(ReportLine(line.text, line.style, label=line.label))
                     continue
                 label = line.label
+                continues = False  # a sentence after the line's first goes on its paragraph
                 for a, b in sentence_pieces(line.text, lines=True):
                     sentence = line.text[a:b]
                     if not re.search(r"\w", strip_marks(sentence)):
@@ -518,8 +519,10 @@ class Checker:
                         continue
                     kept += 1
                     text, cites = self.numbered(text, spans)
-                    lines.append(ReportLine(text, line.style, cites, label, None, unsupported))
-                    label = None  # a term's label goes with its first sentence only
+                    lines.append(
+                        ReportLine(text, line.style, cites, label, None, unsupported, continues)
+                    )
+                    label, continues = None, True  # a term's label goes with its first sentence
             answered = any(line.cites for line in lines)
             out.extend(
                 ReportLine(w.text, w.style, label=w.label)

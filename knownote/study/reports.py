@@ -45,7 +45,7 @@ def keep(store: Store, report: Report) -> int:
         report.written, report.kept, report.marked, tuple(report.document_ids), None,
     )  # fmt: skip
     lines = [
-        KeptLine(x.text, x.style, tuple(x.cites), x.label, x.date, x.unsupported)
+        KeptLine(x.text, x.style, tuple(x.cites), x.label, x.date, x.unsupported, x.continues)
         for x in report.lines
     ]
     cites = [
@@ -94,7 +94,8 @@ def _report(k: KeptReport, cites: tuple[ReportCite, ...]) -> Report:
         title=k.title,
         notebook_id=k.notebook_id,
         lines=tuple(
-            ReportLine(x.text, x.style, x.cites, x.label, x.date, x.unsupported) for x in k.lines
+            ReportLine(x.text, x.style, x.cites, x.label, x.date, x.unsupported, x.continues)
+            for x in k.lines
         ),
         cites=cites,
         model=k.model,

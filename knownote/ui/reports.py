@@ -33,7 +33,9 @@ from knownote.answer.servers import AnswerServers
 from knownote.answer.support import NO_CLOSE_MATCH
 from knownote.errors import KnowNoteError, NotFound
 from knownote.pipeline.worker import ImportWorker
+from knownote.show import report_export  # python-docx and PyMuPDF load when a file is made
 from knownote.show.excerpt import anchor_id, card_html, escape_markdown
+from knownote.show.report_export import continued
 from knownote.store.db import Notebook, Store
 from knownote.store.jobs import FAILED, QUEUED, REPORT, RUNNING, Job
 from knownote.study.reports import delete_report, kept, kept_reports
@@ -360,8 +362,6 @@ MIMES = {
 
 def download(report: Report, app_url: str, suffix: str) -> None:
     """Built only when clicked, and handed to this session's page only (no URL)."""
-    from knownote.show import report_export  # here: python-docx and PyMuPDF load when needed
-
     links = SpanLinks(app_url, report.notebook_id)
     name = f"knownote-{report.kind}-{report.id}.{suffix}"
     try:
@@ -379,9 +379,7 @@ def download(report: Report, app_url: str, suffix: str) -> None:
 
 
 def save_note(store: Store, report: Report, app_url: str) -> None:
-    from knownote.show.report_export import report_markdown
-
-    body = report_markdown(report, SpanLinks(app_url, report.notebook_id))
+    body = report_export.report_markdown(report, SpanLinks(app_url, report.notebook_id))
     try:
         notes.write(store, report.notebook_id, report.title, body)
     except KnowNoteError as e:
@@ -432,6 +430,9 @@ def lines_html(report: Report, lines: Sequence[ReportLine] | None = None) -> str
             body = f'<span class="kn-date">{html.escape(date_label(line.date))}</span> {body}'
         if line.unsupported:
             body += f' <span class="kn-weak">{html.escape(NO_CLOSE_MATCH)}</span>'
+        if line.continues and out and out[-1].endswith(("</p>", "</li>", "</div>")):
+            out[-1] = continued(out[-1], body)
+            continue
         if (line.style == "item") != in_list:
             out.append("<ul>" if not in_list else "</ul>")
             in_list = not in_list

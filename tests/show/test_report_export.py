@@ -460,3 +460,27 @@ def test_pdf_characters_beyond_the_bmp_read_back_in_both_readers(tmp_path, caplo
         reader = pypdf.PdfReader(tmp_path / "s.pdf", strict=True)
         assert line in reader.pages[0].extract_text()
     assert [r.getMessage() for r in caplog.records if r.name.startswith("pypdf")] == []
+
+
+def test_a_paragraphs_later_sentences_go_on_it_in_every_export(sources, tmp_path):
+    store, _, ids = sources
+    cites = (cite_of(store, 1, ids["zh"], 0), cite_of(store, 2, ids["zh"], 2))
+    lines = (
+        ReportLine("数据并行把数据分到多张卡上[1]。", cites=(1,)),
+        ReportLine("每张卡保存完整的模型[2]。", cites=(2,), continues=True),
+        ReportLine("另一段落[1]。", cites=(1,)),
+        ReportLine("术语一[1]", "item", (1,)),
+        ReportLine("它的第二句[2]。", "item", (2,), continues=True),
+    )
+    report = Report("briefing", "段落", 1, lines, cites, model="m", written=5, kept=5)
+    body = report_markdown(report).split("## Notes")[0]
+    assert "数据并行把数据分到多张卡上[^1]。 每张卡保存完整的模型[^2]。\n\n另一段落" in body
+    assert "- 术语一[^1] 它的第二句[^2]。\n" in body
+    report_docx(report, tmp_path / "r.docx")
+    texts = [p.text for p in docx.Document(str(tmp_path / "r.docx")).paragraphs]
+    assert "数据并行把数据分到多张卡上。 每张卡保存完整的模型。" in texts
+    assert "术语一 它的第二句。" in texts and "另一段落。" in texts
+    report_pdf(report, tmp_path / "r.pdf")
+    with pymupdf.open(tmp_path / "r.pdf") as pdf:
+        shown = flat("".join(page.get_text() for page in pdf))
+    assert flat("数据并行把数据分到多张卡上[1]。 每张卡保存完整的模型[2]。") in shown

@@ -165,6 +165,23 @@ def test_only_sentences_citing_a_given_passage_are_kept_and_the_unsupported_mark
     assert_exact(store, report)
 
 
+def test_a_paragraphs_later_sentences_are_kept_as_going_on_it(store, notebook, embedder):
+    def one_paragraph(messages: list[dict]) -> str:
+        if not messages[0]["content"].startswith(PART_START):
+            return copying(messages)
+        passages = given(messages[-1]["content"])
+        first, second, *_ = passages
+        return (
+            f"{longest_sentence(passages[first])} [{first}] "
+            f"{longest_sentence(passages[second])} [{second}]\n"
+            f"{longest_sentence(passages[first])} [{first}]"
+        )
+
+    report = written(store, notebook, embedder, reply=one_paragraph)
+    assert [line.continues for line in claims(report)] == [False, True, False]
+    assert_exact(store, report)
+
+
 def test_sentences_with_no_close_match_are_left_out_when_asked(store, notebook, embedder):
     report = written(store, notebook, embedder, keep_unsupported=False)
     assert (report.written, report.kept, report.marked) == (5, 2, 1)
