@@ -759,7 +759,9 @@ def cmd_report(args: argparse.Namespace, store: Store, settings: Settings) -> in
         raise KnowNoteError(
             f"A {args.kind} report is written by an answer model: give one with --model NAME."
         )
-    request = ReportRequest(args.kind, args.instructions or "", sources, client, model)
+    request = ReportRequest(
+        args.kind, args.instructions or "", sources, client, model, not args.leave_out_unsupported
+    )
     shown = StderrProgress()
     try:
         report, report_id, notes = make_report(
@@ -1206,6 +1208,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="make it of this source only (repeat for several); default: every source in use",
     )  # fmt: skip
     p.add_argument("--instructions", help="a custom report's instructions, or a focus")
+    p.add_argument(
+        "--leave-out-unsupported",
+        action="store_true",
+        help="leave out a written sentence with no close match in the passages it cites "
+        "(by default it is kept and marked)",
+    )
     p.add_argument("--markdown", type=Path, metavar="FILE.md")
     p.add_argument("--docx", type=Path, metavar="FILE.docx")
     p.add_argument("--pdf", type=Path, metavar="FILE.pdf")

@@ -61,6 +61,7 @@ class ReportRequest:
     document_ids: tuple[int, ...] = ()
     llm: Chat | None = None
     model: str | None = None
+    keep_unsupported: bool = True  # False: a written sentence with no close match is left out
 
 
 def make_report(
@@ -105,7 +106,7 @@ def make_report(
         report = write_report(
             store, request.llm, request.model, notebook_id, request.kind,
             instructions=request.instructions, document_ids=request.document_ids,
-            progress=progress,
+            progress=progress, keep_unsupported=request.keep_unsupported,
         )  # fmt: skip
     progress(f"Keeping the {name.lower()}", steps - 1, steps)
     report_id = reports.keep(store, report)
@@ -253,10 +254,12 @@ class ImportWorker:
         document_ids: Sequence[int] = (),
         llm: Chat | None = None,
         model: str | None = None,
+        keep_unsupported: bool = True,
     ) -> Job:
         """Make a report of the notebook (or of its chosen sources) in the background and keep
         it (knownote.study.reports): a timeline or glossary without a model (a timeline with
-        `model`'s one-line labels when given), the written kinds by `model`. The job reports its
+        `model`'s one-line labels when given), the written kinds by `model` (their sentences
+        with no close match marked, or left out when not `keep_unsupported`). The job reports its
         steps and ends failed, in words, when there is nothing to report; `reports_made[job.id]`
         is the kept report's id."""
         from knownote.answer.report import KIND_NAMES, WRITTEN_KINDS
@@ -272,7 +275,7 @@ class ImportWorker:
         label = KIND_NAMES[kind] + (f" by {model}" if model and llm is not None else "")
         job = self.queue.enqueue_report(notebook_id, label)
         self._report_requests[job.id] = ReportRequest(
-            kind, instructions, tuple(document_ids), llm, model
+            kind, instructions, tuple(document_ids), llm, model, keep_unsupported
         )
         self.wake()
         return job

@@ -172,6 +172,12 @@ def making(
             "first-year students",
             height=90,
         )
+        st.toggle(
+            "Leave out sentences with no close match in what they cite",
+            key="report_leave_out",
+            help="Otherwise they are kept and marked “no close match”; either way the count is "
+            "said.",
+        )
     scope = st.radio(
         "Sources",
         [ALL, CHOSEN],
@@ -231,6 +237,7 @@ def make(
             document_ids=chosen,
             llm=llm if writes else None,
             model=model if writes else None,
+            keep_unsupported=not state.get("report_leave_out", False),
         )
     except KnowNoteError as e:
         state["flash"] = ("error", escape_markdown(str(e)))

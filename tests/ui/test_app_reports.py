@@ -150,6 +150,14 @@ def test_with_a_model_the_written_kinds_are_offered_and_a_briefing_flags_its_gue
     assert '<mark class="kn-span" id="span-1-1-0-66" data-start="0" data-end="66">' in shown
     assert at.radio(key="report_kind").value == "briefing"  # the choice outlives the job
 
+    at.toggle(key="report_leave_out").set_value(True).run()  # the same, without the guesses
+    at.button(key="make_report").click().run()
+    settle(at)
+    newest, _ = read_whole(store, store.notebooks()[0].id)
+    assert (newest.written, newest.marked) == (report.written, report.marked)
+    assert newest.kept == report.kept - report.marked
+    assert not any(line.unsupported for line in newest.lines)
+
 
 def test_a_chinese_timeline_is_kept_as_a_note_and_used_as_a_source(
     home: Path, monkeypatch: pytest.MonkeyPatch
