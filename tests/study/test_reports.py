@@ -26,6 +26,7 @@ from knownote.store.check import check_store, orphan_rows
 from knownote.store.db import Store
 from knownote.store.jobs import FAILED, IMPORTED, JobQueue
 from knownote.study.reports import (
+    common_words,
     delete_report,
     glossary,
     keep,
@@ -211,6 +212,11 @@ def test_a_chinese_source_s_glossary_has_words_not_bigrams(store, notes):
     assert cjk and any(len(label) > 2 for label in cjk), labels
     fsdp = next(line for line in report.lines if line.label == "FSDP")
     assert "FSDP算法是" in report.cite(fsdp.cites[0]).quote
+    # everyday words ("计算", "训练": one piece each of the multilingual model's vocabulary) come
+    # after the source's own terms
+    everyday = [i for i, label in enumerate(labels) if label in common_words()]
+    assert everyday and min(everyday) >= 4, labels
+    assert {"计算", "训练", "分布"} <= common_words() and "梯度" not in common_words()
 
 
 def test_a_kept_report_is_read_back_whole(store, notebook):
