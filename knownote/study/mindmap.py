@@ -243,6 +243,7 @@ def map_passages(store: Store, notebook_id: int, k: int = MAP_PASSAGES) -> list[
         return []
     share = max(1, math.ceil(k / len(documents)))
     picked: list[tuple[int, list[int]]] = []
+    rest: list[list[int]] = []  # each source's passages beyond its share, the most central first
     for document in documents[:k]:
         vectors = store.vectors(document.id)
         passages = store.passages(document.id)
@@ -251,10 +252,16 @@ def map_passages(store: Store, notebook_id: int, k: int = MAP_PASSAGES) -> list[
                 by_centrality(vectors)[1], passages, Roles(store.roles(document.id))
             )
             picked.append((document.id, order[:share]))
-    # Trim the shares (the least central of each first) to k in all.
+            rest.append(order[share:])
+    # Trim the shares (the least central of each first) to k in all; or, where a source has
+    # fewer passages of body text than its share, fill up from the others in turn.
     while sum(len(indexes) for _, indexes in picked) > k:
         longest = max(picked, key=lambda entry: len(entry[1]))
         longest[1].pop()
+    while sum(len(indexes) for _, indexes in picked) < k and any(rest):
+        for (_, indexes), more in zip(picked, rest, strict=True):
+            if more and sum(len(i) for _, i in picked) < k:
+                indexes.append(more.pop(0))
     result: list[SourcePassage] = []
     titles = {d.id: d.title for d in documents}
     for document_id, indexes in picked:
