@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import streamlit as st
 
 from knownote.errors import KnowNoteError
 from knownote.store.db import Store
+from knownote.store.jobs import QUEUED, RUNNING, Job
+
+if TYPE_CHECKING:
+    from knownote.pipeline.worker import ImportWorker
 
 # Another browser window (a session of the same server) can delete what this one still shows.
 ALREADY_DELETED = "That {what} was already deleted, perhaps in another window."
@@ -57,3 +62,15 @@ def ask_before_deleting(
 
 def count(n: int, noun: str) -> str:
     return f"{n:,} {noun}" + ("" if n == 1 else "s")
+
+
+def running_job(worker: ImportWorker, notebook_id: int, kind: str) -> Job | None:
+    """The notebook's job of `kind` (cards, a mind map, a report) that waits or runs, if any."""
+    return next(
+        (
+            j
+            for j in worker.queue.jobs(notebook_id)
+            if j.kind == kind and j.status in (QUEUED, RUNNING)
+        ),
+        None,
+    )

@@ -23,6 +23,7 @@ from knownote.study.map_export import to_dot, to_markdown, to_opml, to_svg, wher
 from knownote.study.maps import Cite, MindMap, Node
 from knownote.study.mindmap import load_mind_map
 from knownote.study.outline import outline_map
+from knownote.ui.common import running_job
 from knownote.ui.download import prepare
 
 HEADINGS = "From the headings"
@@ -136,9 +137,7 @@ def make(worker: ImportWorker, notebook_id: int, llm: AnswerServers, model: str)
 
 @st.fragment(run_every=REFRESH_SECONDS)
 def rerun_when_made(worker: ImportWorker, notebook_id: int) -> None:
-    if not any(
-        j.kind == MINDMAP and j.status in (QUEUED, RUNNING) for j in worker.queue.jobs(notebook_id)
-    ):
+    if running_job(worker, notebook_id, MINDMAP) is None:
         st.rerun(scope="app")
 
 

@@ -37,7 +37,7 @@ from knownote.show import report_export  # python-docx and PyMuPDF load when a f
 from knownote.show.excerpt import anchor_id, card_html, escape_markdown
 from knownote.show.report_export import continued
 from knownote.store.db import Notebook, Store
-from knownote.store.jobs import FAILED, QUEUED, REPORT, RUNNING, Job
+from knownote.store.jobs import FAILED, REPORT
 from knownote.study.reports import delete_report, kept, kept_reports
 from knownote.ui.chat import page_text, player, read_by_ocr
 from knownote.ui.common import (
@@ -45,6 +45,7 @@ from knownote.ui.common import (
     ask_before_deleting,
     count,
     document_text,
+    running_job,
     set_confirm,
 )
 from knownote.ui.download import prepare
@@ -118,17 +119,6 @@ def reports_section(
 # --- making -----------------------------------------------------------------------------------
 
 
-def running_job(worker: ImportWorker, notebook_id: int) -> Job | None:
-    return next(
-        (
-            j
-            for j in worker.queue.jobs(notebook_id)
-            if j.kind == REPORT and j.status in (QUEUED, RUNNING)
-        ),
-        None,
-    )
-
-
 def making(
     store: Store,
     notebook: Notebook,
@@ -136,7 +126,7 @@ def making(
     llm: AnswerServers | None,
     model: str | None,
 ) -> None:
-    job = running_job(worker, notebook.id)
+    job = running_job(worker, notebook.id, REPORT)
     last = [j for j in worker.queue.jobs(notebook.id) if j.kind == REPORT]
     if job is None and last and last[-1].status == FAILED:
         st.error(escape_markdown(f"The last report was not made: {last[-1].error}"))
@@ -248,7 +238,7 @@ def make(
 
 @st.fragment(run_every=REFRESH_SECONDS)
 def rerun_when_made(worker: ImportWorker, notebook_id: int) -> None:
-    if running_job(worker, notebook_id) is None:
+    if running_job(worker, notebook_id, REPORT) is None:
         st.rerun(scope="app")
 
 

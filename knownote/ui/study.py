@@ -12,14 +12,14 @@ from knownote.errors import KnowNoteError, NotFound
 from knownote.pipeline.worker import ImportWorker
 from knownote.show.excerpt import escape_markdown
 from knownote.store.db import Notebook, Store
-from knownote.store.jobs import CARDS, FAILED, QUEUED, RUNNING, Job
+from knownote.store.jobs import CARDS, FAILED, QUEUED, RUNNING
 from knownote.study.cards import BLANK, CLOZE, SENTENCES, Card, cards, kept_shares
 from knownote.study.cards import card as load_card
 from knownote.study.export import anki_package, csv_text
 from knownote.study.make import sources_to_do
 from knownote.study.quiz import Question, grade, make_quiz
 from knownote.study.review import RATINGS, due_cards, review
-from knownote.ui.common import count
+from knownote.ui.common import count, running_job
 from knownote.ui.download import prepare
 from knownote.ui.imports import progress_of
 
@@ -81,17 +81,6 @@ def open_report(report_id: int) -> None:
 # --- making cards ---------------------------------------------------------------------------
 
 
-def running_job(worker: ImportWorker, notebook_id: int) -> Job | None:
-    return next(
-        (
-            j
-            for j in worker.queue.jobs(notebook_id)
-            if j.kind == CARDS and j.status in (QUEUED, RUNNING)
-        ),
-        None,
-    )
-
-
 def making(
     store: Store,
     notebook: Notebook,
@@ -100,7 +89,7 @@ def making(
     model: str | None,
 ) -> None:
     st.caption(LABEL)
-    job = running_job(worker, notebook.id)
+    job = running_job(worker, notebook.id, CARDS)
     if job is not None:
         cards_progress(worker, job.id)
         return
