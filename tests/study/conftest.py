@@ -3,6 +3,9 @@ pages of the free-culture book (a long PDF, pages and all) and a Wikipedia page 
 
 from __future__ import annotations
 
+import shutil
+from pathlib import Path
+
 import pymupdf
 import pytest
 
@@ -10,8 +13,11 @@ from knownote.pipeline.ingest import import_file
 from knownote.settings import Settings
 from knownote.store.db import Store
 from knownote.study.make import make_cards
+from tests.answer.test_overview import imported
 from tests.conftest import corpus_file
 
+GRAVITY = "docs/web_text/md_wikipedia_gravity_hill.md"
+WAR = "docs/web_text/txt_war_and_peace_excerpt.txt"
 BOOK_PAGES = 14  # the book's first pages: its preface and introduction, quickly embedded
 
 
@@ -53,3 +59,26 @@ def gravity(store, notebook, settings, embedder) -> int:
     document_id = import_into(store, notebook, settings, embedder, path.name, path.read_bytes())
     make_cards(store, embedder, notebook.id)
     return document_id
+
+
+@pytest.fixture(scope="module")
+def two_sources_home(tmp_path_factory, embedder) -> Path:
+    """A data folder with one notebook of two small sources (GRAVITY, WAR), imported once for
+    the module (a test changes a copy: `copy_of`)."""
+    home = tmp_path_factory.mktemp("prepared")
+    settings = Settings().with_(home=home)
+    store = Store.open(settings.db_path)
+    try:
+        notebook = store.create_notebook("Two sources", embedder.name, embedder.dim)
+        for relative in (GRAVITY, WAR):
+            imported(store, notebook, settings, embedder, relative)
+    finally:
+        store.close()
+    return home
+
+
+def copy_of(prepared: Path, tmp_path: Path) -> Settings:
+    """The settings of a copy of a prepared data folder, for a test that may change it."""
+    home = tmp_path / "home"
+    shutil.copytree(prepared, home)
+    return Settings().with_(home=home)

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
-from pathlib import Path
-
 import pytest
 
 from knownote.answer.ollama_chat import OllamaChat
@@ -14,7 +11,6 @@ from knownote.pipeline.worker import ImportWorker
 from knownote.settings import Settings
 from knownote.store.archive import export_notebook, import_notebook
 from knownote.store.check import orphan_rows
-from knownote.store.db import Store
 from knownote.store.jobs import FAILED, IMPORTED, JobQueue
 from knownote.study.mindmap import (
     MAP_PASSAGES,
@@ -26,9 +22,8 @@ from knownote.study.mindmap import (
 )
 from tests.answer.test_overview import imported
 from tests.ollama_standin import OllamaStandIn
+from tests.study.conftest import copy_of
 
-GRAVITY = "docs/web_text/md_wikipedia_gravity_hill.md"
-WAR = "docs/web_text/txt_war_and_peace_excerpt.txt"
 REPLY = """\
 Here is the map:
 - Gravity hills [1]
@@ -45,27 +40,9 @@ LINKS:
 """
 
 
-@pytest.fixture(scope="module")
-def prepared(tmp_path_factory, embedder) -> Path:
-    """A data folder with one notebook of two small sources, imported once for the module."""
-    home = tmp_path_factory.mktemp("prepared")
-    settings = Settings().with_(home=home)
-    store = Store.open(settings.db_path)
-    try:
-        notebook = store.create_notebook("Two sources", embedder.name, embedder.dim)
-        for relative in (GRAVITY, WAR):
-            imported(store, notebook, settings, embedder, relative)
-    finally:
-        store.close()
-    return home
-
-
 @pytest.fixture
-def settings(prepared, tmp_path) -> Settings:
-    """A copy of the prepared data folder for each test, which may change it."""
-    home = tmp_path / "home"
-    shutil.copytree(prepared, home)
-    return Settings().with_(home=home)
+def settings(two_sources_home, tmp_path) -> Settings:
+    return copy_of(two_sources_home, tmp_path)
 
 
 @pytest.fixture

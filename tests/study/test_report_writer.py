@@ -9,8 +9,6 @@ of each kind (tests/llama_server.py).
 from __future__ import annotations
 
 import re
-import shutil
-from pathlib import Path
 
 import pytest
 
@@ -32,9 +30,8 @@ from knownote.study.report_writer import (
 )
 from tests.answer.test_overview import imported
 from tests.ollama_standin import OllamaStandIn, free_port
+from tests.study.conftest import copy_of
 
-GRAVITY = "docs/web_text/md_wikipedia_gravity_hill.md"
-WAR = "docs/web_text/txt_war_and_peace_excerpt.txt"
 CHINESE = "docs/web_text/md_zh_distributed_training_notes.md"
 MODEL = "llama3.2"
 QUESTIONS = "1. Why does a car seem to roll uphill on a gravity hill?\n2. Who is Anna Pavlovna?"
@@ -82,26 +79,9 @@ def copying(messages: list[dict]) -> str:
     return "\n".join(lines)
 
 
-@pytest.fixture(scope="module")
-def prepared(tmp_path_factory, embedder) -> Path:
-    """A data folder with one notebook of two small sources, imported once for the module."""
-    home = tmp_path_factory.mktemp("prepared")
-    settings = Settings().with_(home=home)
-    store = Store.open(settings.db_path)
-    try:
-        notebook = store.create_notebook("Two sources", embedder.name, embedder.dim)
-        for relative in (GRAVITY, WAR):
-            imported(store, notebook, settings, embedder, relative)
-    finally:
-        store.close()
-    return home
-
-
 @pytest.fixture
-def settings(prepared, tmp_path) -> Settings:
-    home = tmp_path / "home"
-    shutil.copytree(prepared, home)
-    return Settings().with_(home=home)
+def settings(two_sources_home, tmp_path) -> Settings:
+    return copy_of(two_sources_home, tmp_path)
 
 
 @pytest.fixture

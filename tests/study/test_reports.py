@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 from dataclasses import replace
 from pathlib import Path
 
@@ -38,7 +37,7 @@ from knownote.study.reports import (
 from tests.answer.test_overview import imported
 from tests.conftest import corpus_file, store_vectors
 from tests.ollama_standin import OllamaStandIn
-from tests.study.conftest import book_pages
+from tests.study.conftest import book_pages, copy_of
 
 GRAVITY = "docs/web_text/md_wikipedia_gravity_hill.md"
 ZH_NOTES = "docs/web_text/md_zh_distributed_training_notes.md"
@@ -84,9 +83,7 @@ def prepared(tmp_path_factory, embedder) -> Path:
 
 @pytest.fixture
 def settings(prepared, tmp_path) -> Settings:
-    home = tmp_path / "home"
-    shutil.copytree(prepared, home)
-    return Settings().with_(home=home)
+    return copy_of(prepared, tmp_path)
 
 
 @pytest.fixture
