@@ -26,7 +26,7 @@ roles from their page image with their OCR lines written in as an invisible laye
 (knownote.read.scan_roles), within the same budget of pages. On 15 pages of the corpus's
 born-digital PDFs read by OCR, the lines given the born-digital page's role: 0.916 by the rules
 alone, 0.969 with the model (captions 21 of 21, footnotes 15 of 16, formulas 4 of 4; the model
-took a sixth of the OCR's time; benchmarks/scan_roles.py).
+took a fifth of the OCR's time or less; benchmarks/scan_roles.py).
 """
 
 from __future__ import annotations
@@ -204,8 +204,11 @@ def find_roles(
     for index in chosen_pages:
         page = pages[index]
         if index in scanned:
-            with layered_page(doc.load_page(index), texts[index], scanned[index]) as layered:
-                found = _model_roles(layered[0], texts[index], scanned[index])
+            try:
+                with layered_page(doc.load_page(index), texts[index], scanned[index]) as layered:
+                    found = _model_roles(layered[0], texts[index], scanned[index])
+            except (pymupdf.mupdf.FzErrorBase, pymupdf.FileDataError):
+                found = []  # a damaged page that will not copy: the rules' roles alone
         else:
             found = _model_roles(doc.load_page(index), texts[index], lines[index])
         from_model += [RoleRange(page.start + r.start, page.start + r.end, r.role) for r in found]

@@ -58,9 +58,9 @@ DENSE_WEIGHT = 2.0
 DENSE_WEIGHT_CJK = 0.5
 # ... and BM25's length normalisation for such a question (JSQuAD's recall@5 fell with 0.5).
 B_CJK = 0.75
-# See Tuning.minor_weight. Chosen on half the questions of benchmarks/roles_search.py (1 and 3
-# equal, 4 lower on section questions); MRR@10 on the other half, weight 0 / 1 / 2: reference
-# questions 0.966 / 0.966 / 0.971, section questions 0.550 / 0.550 / 0.555.
+# See Tuning.minor_weight. Chosen on half the questions of benchmarks/roles_search.py: the
+# smallest with the best MRR@10 there (2, 3 and 4 equal, 1 lower); MRR@10 on the other half,
+# weight 0 / 1 / 2: reference questions 0.966 / 0.966 / 0.971, sections 0.550 / 0.550 / 0.555.
 MINOR_WEIGHT = 2.0
 
 
