@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pymupdf
 
+from knownote.read.extract import extract
 from knownote.read.extracted import OcrPage
 from knownote.read.pdf import PDF_TEXT_FLAGS, join_pages
 from knownote.read.pdf_roles import find_roles
@@ -70,3 +71,12 @@ def test_a_chinese_scans_text_is_in_its_layer_and_its_running_head_and_number_fo
     assert found.at(text.index("中文信息学报")) == "page_header"
     assert found.at(text.rindex("2")) == "page_footer"
     assert found.at(text.index("本文研究稠密向量检索")) == "body"
+
+
+def test_an_image_file_gets_its_roles_as_a_scanned_page_does():
+    with pymupdf.open(corpus_file("docs/pdf/paper_dpr_2004.04906_2col.pdf")) as doc:
+        png = doc[3].get_pixmap(dpi=150).tobytes("png")
+    read = extract(png, "page.png")  # read by OCR
+    found = Roles(normalise(read.roles, len(read.text)))
+    assert found.at(read.text.index("79,168")) == "table"  # the rules alone find no table
+    assert found.at(read.text.index("Number of questions in each QA")) == "caption"
