@@ -25,10 +25,11 @@ _LATIN_FONT = "helv"
 
 def ocr_lines(text: str, page: OcrPage) -> list[Line]:
     """The lines the OCR engine read on a page, as ranges of the page's text (white space at
-    their edges left out) with their boxes in page coordinates; a line of no box is left out."""
+    their edges left out) with their boxes in page coordinates; a line of no box is left out.
+    No line when the boxes are not this text's (one a character)."""
     found = []
     ids = page.lines
-    if not len(ids):
+    if not len(ids) or len(ids) != len(text) or len(page.boxes) != len(text):
         return []
     cuts = np.flatnonzero(np.diff(ids)) + 1
     for start, end in zip(np.r_[0, cuts], np.r_[cuts, len(ids)], strict=True):
