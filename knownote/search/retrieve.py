@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import math
 import threading
 import weakref
 from collections import OrderedDict
@@ -700,7 +701,13 @@ def hybrid_scores(
         minor = seen.facts.minor(store, scope)
         held = {pid: minor[pid] for pid, _ in fused if pid in minor}
         if held:
-            for pid in named(store, query, list(held), tuning.minor_named):
+            weighed = sorted(
+                score - tuning.minor_weight * held.get(pid, 0.0) for pid, score in fused
+            )
+            last = weighed[-k] if len(weighed) >= k else -math.inf
+            # only a passage that would be in the top k unweighed can change it by being named
+            asked = [pid for pid, score in fused if pid in held and score >= last]
+            for pid in named(store, query, asked, tuning.minor_named):
                 del held[pid]
             fused = sorted(
                 ((pid, score - tuning.minor_weight * held.get(pid, 0.0)) for pid, score in fused),
