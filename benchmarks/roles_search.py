@@ -9,19 +9,25 @@ imported once; two question sets are made from it:
 - reference questions: a cited title from a reference list ("Reading Wikipedia to answer
   open-domain questions"): a hit is the passage holding the entry.
 Recall@5 and MRR@10 are printed for each weight of `Tuning.minor_weight` (0 is the search before
-roles), on the odd questions (to choose on) and the even ones (to report).
+roles) and each share of `Tuning.minor_named` (above 1: every minor part is weighed down, as
+before it), on two halves of the questions: one to choose on, one to report. A question's half
+is the parity of its text's CRC-32, so that a question's half stays when rules of roles add or
+drop others (by its place in the list, one question less moved every later one to the other).
 
-    .venv/bin/python benchmarks/roles_search.py [--keep DIR] [--weights 0 0.5 1 2 4]
+    .venv/bin/python benchmarks/roles_search.py [--keep DIR] [--weights 0 0.5 1 2 4] \
+        [--named 0.8 2]
 """
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
+import itertools
 import re
 import sys
 import tempfile
 import time
+import zlib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -31,6 +37,7 @@ from knownote.index.embedders import get_embedder  # noqa: E402
 from knownote.pipeline.ingest import get_or_create_notebook, import_file  # noqa: E402
 from knownote.read.roles import MINOR, Roles  # noqa: E402
 from knownote.read.sections import heading_text  # noqa: E402
+from knownote.search.minor import NAMED_SHARE  # noqa: E402
 from knownote.search.retrieve import Scope, rank, tuned_for  # noqa: E402
 from knownote.settings import Settings  # noqa: E402
 from knownote.store.db import Store  # noqa: E402
@@ -87,8 +94,8 @@ def questions(store: Store, notebook_id: int) -> list[tuple[str, str, set[int]]]
     return found
 
 
-def measure(store, embedder, notebook_id, asked, weight) -> dict[str, dict[str, float]]:
-    tuning = dataclasses.replace(tuned_for(embedder.name), minor_weight=weight)
+def measure(store, embedder, notebook_id, asked, weight, named) -> dict[str, dict[str, float]]:
+    tuning = dataclasses.replace(tuned_for(embedder.name), minor_weight=weight, minor_named=named)
     minor = {}
     for document in store.documents(notebook_id):
         roles = Roles(store.roles(document.id))
@@ -110,6 +117,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--keep", type=Path, help="keep the notebook here (reused if there)")
     parser.add_argument("--weights", type=float, nargs="+", default=[0, 0.5, 1, 2, 4])
+    parser.add_argument("--named", type=float, nargs="+", default=[NAMED_SHARE])
     args = parser.parse_args()
     keep = args.keep or Path(tempfile.mkdtemp())
     if (keep / "roles.duckdb").exists():
@@ -122,14 +130,18 @@ def main() -> int:
     vectors = [embedder.embed_query(q) for _, q, _ in found]
     asked = [(*f, v) for f, v in zip(found, vectors, strict=True)]
     counts = {kind: sum(1 for f in found if f[0] == kind) for kind in ("section", "reference")}
-    print(f"questions: {counts} (odd ones to choose on, even ones to report)")
-    print(f"{'weight':>6} {'half':>6} {'kind':>10} {'r@5':>6} {'mrr@10':>7} {'minor@5':>8}")
-    for weight in args.weights:
+    choose = [a for a in asked if zlib.crc32(a[1].encode()) % 2]
+    report = [a for a in asked if not zlib.crc32(a[1].encode()) % 2]
+    print(f"questions: {counts}, {len(choose)} to choose on, {len(report)} to report")
+    print(f"{'weight':>6} {'named':>5} {'half':>6} {'kind':>10} {'r@5':>6} {'mrr@10':>7} "
+          f"{'minor@5':>8}")  # fmt: skip
+    for weight, named in itertools.product(args.weights, args.named):
         started = time.perf_counter()
-        for half, part in (("choose", asked[1::2]), ("report", asked[0::2])):
-            for kind, f in sorted(measure(store, embedder, notebook_id, part, weight).items()):
-                print(f"{weight:>6} {half:>6} {kind:>10} {f['r@5']:>6.3f} {f['mrr@10']:>7.3f} "
-                      f"{f['minor@5']:>8.3f}")  # fmt: skip
+        for half, part in (("choose", choose), ("report", report)):
+            measured = measure(store, embedder, notebook_id, part, weight, named)
+            for kind, f in sorted(measured.items()):
+                print(f"{weight:>6} {named:>5} {half:>6} {kind:>10} {f['r@5']:>6.3f} "
+                      f"{f['mrr@10']:>7.3f} {f['minor@5']:>8.3f}")  # fmt: skip
         print(f"       ({time.perf_counter() - started:.1f} s)", file=sys.stderr)
     return 0
 

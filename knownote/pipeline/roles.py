@@ -4,14 +4,19 @@
 reads its headings: from the kept original file, never changing the text or any offset. A PDF's
 roles are read on its stored page texts, so pages read by OCR are never read again. Where the
 file is gone or no longer gives the stored text, the document still gets the roles its text
-shows (reference sections after their heading), so it is not read again and again.
+shows (reference sections after their heading), so it is not read again and again. Pages read
+by OCR get the layout model's roles from their image and their stored boxes (the OCR is not run
+again).
 """
 
 from __future__ import annotations
 
+import pymupdf
+
 from knownote.errors import KnowNoteError, NotFound
 from knownote.pipeline.headings import NO_OCR, read_stored_pdf
 from knownote.read.extract import extract
+from knownote.read.extracted import Page
 from knownote.read.pdf import stored_pdf_roles
 from knownote.read.roles import RoleRange, document_roles
 from knownote.store.db import Store
@@ -53,7 +58,16 @@ def _found(
         return None
     data = path.read_bytes()
     if kind == "pdf":
-        return read_stored_pdf(store, document_id, text, data, stored_pdf_roles)
+
+        def roles(
+            doc: pymupdf.Document, pages: tuple[Page, ...], texts: list[str], ocr: set[int]
+        ) -> tuple[RoleRange, ...]:
+            # the boxes of its pages read by OCR: the layout model reads those from their image
+            read = [store.ocr_page(document_id, index + 1) for index in sorted(ocr)]
+            scanned = [p for p in read if p is not None]
+            return stored_pdf_roles(doc, pages, texts, ocr, ocr_pages=scanned)
+
+        return read_stored_pdf(store, document_id, text, data, roles)
     try:
         extracted = extract(data, filename, ocr=NO_OCR, main_content=kind == "web")
     except KnowNoteError:

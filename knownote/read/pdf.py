@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import pymupdf
@@ -9,8 +10,15 @@ import pymupdf
 from knownote.errors import FileTooLarge, NoTextLayer, PasswordRequired, UnreadableFile
 from knownote.read import pdf_headings, scans
 from knownote.read.canonical import PAGE_SEPARATOR, clean_text, good_title, join_pages
-from knownote.read.extracted import Extracted, OcrLimits, OcrProgress, Page, too_many_chars
-from knownote.read.pdf_roles import pdf_roles
+from knownote.read.extracted import (
+    Extracted,
+    OcrLimits,
+    OcrPage,
+    OcrProgress,
+    Page,
+    too_many_chars,
+)
+from knownote.read.pdf_roles import MODEL_PAGES, find_roles, pdf_roles
 from knownote.read.roles import RoleRange
 from knownote.read.sections import Heading
 from knownote.read.table_rows import layer_rows
@@ -57,14 +65,18 @@ def stored_pdf_roles(
     texts: list[str],
     ocr: set[int],
     headings: tuple[Heading, ...] | None = None,
+    ocr_pages: Sequence[OcrPage] = (),
 ) -> tuple[RoleRange, ...]:
-    """The roles of a stored PDF (its pages, their texts and the 0-based pages read by OCR) for a
-    re-index, as an import finds them; its headings found again when not given."""
+    """The roles of a stored PDF (its pages, their texts, the 0-based pages read by OCR and
+    those pages' stored boxes) for a re-index, as an import finds them; its headings found again
+    when not given."""
     lines = pdf_lines(doc, texts, ocr)
     if headings is None:
         headings = pdf_headings_of(doc, pages, texts, lines)
     text, _ = join_pages(texts)
-    return pdf_roles(doc, pages, texts, lines, ocr, headings, text, flags=PDF_TEXT_FLAGS)
+    return pdf_roles(
+        doc, pages, texts, lines, ocr, headings, text, flags=PDF_TEXT_FLAGS, ocr_pages=ocr_pages
+    )
 
 
 def pdf_lines(
@@ -250,8 +262,9 @@ def extract_pdf(
         headings = pdf_headings_of(doc, pages, texts, lines)
         read_by_ocr = {page.number - 1 for page in ocr_pages}
         roles = pdf_roles(
-            doc, pages, texts, lines, read_by_ocr, headings, text, flags=PDF_TEXT_FLAGS
-        )
+            doc, pages, texts, lines, read_by_ocr, headings, text,
+            flags=PDF_TEXT_FLAGS, ocr_pages=ocr_pages,
+        )  # fmt: skip
     return Extracted(
         text, "pdf", pages, title, tuple(warnings), tuple(ocr_pages), headings, roles=roles
     )
@@ -272,4 +285,24 @@ def extract_image(
     if len(text) > max_chars:
         raise too_many_chars(name, max_chars)
     warnings = (ocr_warning(len(ocr_pages)),)
-    return Extracted(text, "image", pages, None, warnings, tuple(ocr_pages))
+    roles = _image_roles(data, name, ocr, pages, texts, ocr_pages)
+    return Extracted(text, "image", pages, None, warnings, tuple(ocr_pages), roles=roles)
+
+
+def _image_roles(
+    data: bytes,
+    name: str,
+    ocr: OcrLimits,
+    pages: tuple[Page, ...],
+    texts: list[str],
+    ocr_pages: list[OcrPage],
+) -> tuple[RoleRange, ...]:
+    """An image file's roles, as a scanned PDF's: each frame a page read by OCR (only the frames
+    the layout model may read are drawn)."""
+    drawn = [p.number for p in ocr_pages if texts[p.number - 1].strip()][:MODEL_PAGES]
+    with scans.image_document(data, name, ocr, set(drawn)) as doc:
+        found = find_roles(
+            doc, pages, texts, [[] for _ in texts], set(range(len(texts))),
+            flags=PDF_TEXT_FLAGS, ocr_pages=ocr_pages,
+        )  # fmt: skip
+    return found.chosen

@@ -21,7 +21,8 @@ from knownote.read.sections import Heading, heading_text
 # The version of the rules that read a document's roles, kept with it: sources read by older
 # rules are read again in the background (knownote.pipeline.roles). 2: "Further reading" and
 # "External links" sections are reference entries, "See also" sections and hatnotes navigation.
-ROLES_VERSION = 2
+# 3: a reference section ends before a line that opens an appendix.
+ROLES_VERSION = 3
 BODY = "body"
 # In the order a range of one overrides a range of another where they overlap (later wins):
 # a page footer inside a reference section is a page footer, a heading inside it a heading.
@@ -134,6 +135,21 @@ FURTHER_TITLES = re.compile(
 
 # A short line of its own, such as a section's title where no heading was found.
 _TITLE_LINE = re.compile(r"^[^\S\n]*(\S[^\n]{0,40})$", re.MULTILINE)
+# A line that opens an appendix ("Appendix A: Antecedents of …", "Appendices", "附录"): papers
+# put them after their references, and a reference section found by its title line alone would
+# otherwise run over them. "Appendix B of Smith (2001)" inside an entry is no such line.
+_APPENDIX_LINE = re.compile(
+    r"^[^\S\n]*(?:(?:appendix|annex|anhang|annexe)(?:[^\S\n]+[A-Z\d]{1,2}(?:\.\d+)*)?"
+    r"(?:[^\S\n]*[:.：—–-][^\S\n]*[^\n]{0,100})?|appendices|supplementary[^\S\n]+"
+    r"(?:materials?|information)|(?:附录|附錄|付録)[^\n]{0,40})[^\S\n]*$",
+    re.IGNORECASE | re.MULTILINE,
+)
+
+
+def _before_appendix(text: str, found: RoleRange) -> RoleRange:
+    """`found` up to the first line inside it that opens an appendix."""
+    m = _APPENDIX_LINE.search(text, found.start, found.end)
+    return found if m is None else RoleRange(found.start, m.start(), found.role)
 
 
 def reference_sections(text: str, headings: Sequence[Heading]) -> list[RoleRange]:
@@ -143,8 +159,12 @@ def reference_sections(text: str, headings: Sequence[Heading]) -> list[RoleRange
     Without such a heading, the last line that reads only "References" (a paper whose headings
     were not found), else the last that reads "Further reading" or the like, opens one that runs
     to the next heading after it, or to the end; without that, the last run of entries numbered
-    "[1]", "[2]", … in order is one.
+    "[1]", "[2]", … in order is one. Each ends before a line that opens an appendix.
     """
+    return [_before_appendix(text, r) for r in _reference_sections(text, headings)]
+
+
+def _reference_sections(text: str, headings: Sequence[Heading]) -> list[RoleRange]:
     ordered = sorted(headings, key=lambda h: h.start)
     found = []
     for i, h in enumerate(ordered):

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import math
 import threading
 import weakref
 from collections import OrderedDict
@@ -28,6 +29,7 @@ from knownote.index.centring import (
 from knownote.index.codes import CodeIndex, load_code_index
 from knownote.index.embed import Embedder
 from knownote.index.tokenize import mostly_cjk
+from knownote.search.minor import NAMED_SHARE, named
 from knownote.search.postings import EMPTY, Postings, bm25f, by_language, top
 from knownote.search.postings import load as load_postings
 from knownote.settings import MULTILINGUAL
@@ -57,7 +59,10 @@ DENSE_WEIGHT = 2.0
 DENSE_WEIGHT_CJK = 0.5
 # ... and BM25's length normalisation for such a question (JSQuAD's recall@5 fell with 0.5).
 B_CJK = 0.75
-MINOR_WEIGHT = 1.0  # see Tuning.minor_weight
+# See Tuning.minor_weight. Chosen on half the questions of benchmarks/roles_search.py: the
+# smallest with the best MRR@10 there (2, 3 and 4 equal, 1 lower); MRR@10 on the other half,
+# weight 0 / 1 / 2: reference questions 0.966 / 0.966 / 0.971, sections 0.550 / 0.550 / 0.555.
+MINOR_WEIGHT = 2.0
 
 
 @dataclass(frozen=True)
@@ -88,6 +93,9 @@ class Tuning:
     # a question about a paper's method should find its text before the titles it cites, and a
     # question naming a cited title still finds its entry. Chosen with benchmarks/roles_search.py.
     minor_weight: float = MINOR_WEIGHT
+    # ... except where the passage's minor parts hold this share of the question's words close
+    # together (knownote.search.minor): the question names that entry, and it is the answer.
+    minor_named: float = NAMED_SHARE
 
     def for_query(self, query: str) -> Tuning:
         """The weights for this question (the CJK ones for a question mostly in CJK)."""
@@ -691,9 +699,18 @@ def hybrid_scores(
     fused = fuse(dense, sparse, depth, tuning.for_query(query))
     if tuning.minor_weight:
         minor = seen.facts.minor(store, scope)
-        if minor:
+        held = {pid: minor[pid] for pid, _ in fused if pid in minor}
+        if held:
+            weighed = sorted(
+                score - tuning.minor_weight * held.get(pid, 0.0) for pid, score in fused
+            )
+            last = weighed[-k] if len(weighed) >= k else -math.inf
+            # only a passage that would be in the top k unweighed can change it by being named
+            asked = [pid for pid, score in fused if pid in held and score >= last]
+            for pid in named(store, query, asked, tuning.minor_named):
+                del held[pid]
             fused = sorted(
-                ((pid, score - tuning.minor_weight * minor.get(pid, 0.0)) for pid, score in fused),
+                ((pid, score - tuning.minor_weight * held.get(pid, 0.0)) for pid, score in fused),
                 key=lambda item: (-item[1], item[0]),
             )
     return fused[:k]

@@ -132,3 +132,11 @@ def test_authors_in_bold_on_a_first_page_are_front_matter_not_headings(monkeypat
         assert role_of(paper, words) == "front_matter", words
     assert role_of(paper, "Explanations of Molecular") == "heading"
     assert role_of(paper, "Chemists can be skeptical") == BODY
+
+
+def test_an_appendix_after_a_papers_bibliography_is_not_a_reference(monkeypatch):
+    monkeypatch.setenv(MODEL_SWITCH, "0")
+    # the TAM review: its bibliography, found by its line alone, then its Appendix A
+    paper = read(pages_of("docs/pdf/paper_tam_review_sprouts.pdf", [17, 21]))
+    assert role_of(paper, "MIS Quarterly 16") == "reference"
+    assert role_of(paper, "Antecedants to PU and PEOU") != "reference"

@@ -136,3 +136,15 @@ def test_without_a_references_line_a_run_of_numbered_entries_is_one():
     (found,) = reference_sections(text, [Heading(len(text) - 3, len(text) - 1, 1)])
     assert text[found.start : found.end] == entries
     assert reference_sections("[1] one\n[2] two\n", []) == []  # too few to tell
+
+
+def test_a_reference_section_ends_before_a_line_that_opens_an_appendix():
+    paper = (
+        "Bibliography\nDavis, F. (1989). Perceived usefulness. See its Appendix B of the scales.\n"
+        "Appendix A: Antecedents to PU and PEOU\nVoluntariness\n"
+    )
+    (found,) = reference_sections(paper, [])
+    assert paper[found.start : found.end].strip().endswith("Appendix B of the scales.")
+    notes = "参考文献\n[1] 张三. 深度学习. 2020.\n附录A 实验设置\n学习率为0.001。\n"
+    (found,) = reference_sections(notes, [])
+    assert notes[found.start : found.end].strip() == "[1] 张三. 深度学习. 2020."
