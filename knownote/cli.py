@@ -189,6 +189,9 @@ def cmd_show(args: argparse.Namespace, store: Store, settings: Settings) -> int:
     pages = store.pages(document.id)
     passages = store.passages(document.id)
     if args.json:
+        from knownote.serve.tools import seconds_of
+
+        recording = store.spoken_seconds(document.id) is not None
         emit_json(
             {
                 "document_id": document.id,
@@ -205,6 +208,9 @@ def cmd_show(args: argparse.Namespace, store: Store, settings: Settings) -> int:
                         "end": p.end,
                         "page_start": p.page_start,
                         "page_end": p.page_end,
+                        "seconds": seconds_of(store, document.id, p.start, p.end)
+                        if recording
+                        else None,
                         "text": p.text,
                     }
                     for p in passages
@@ -790,17 +796,12 @@ def cmd_report(args: argparse.Namespace, store: Store, settings: Settings) -> in
 def report_record(report: Report, report_id: int, links: SpanLinks) -> dict[str, object]:
     """A report as JSON: each line's text, style, label and date, with its citations (source,
     title, page, time, range, quote, and the links that open the range)."""
+    from knownote.answer.ranges import cite_json
+
     cites = {c.n: c for c in report.cites}
 
     def cite(n: int) -> dict[str, object]:
-        c = cites[n]
-        return {
-            "n": c.n, "document_id": c.document_id, "title": c.title, "page": c.page,
-            "seconds": list(c.seconds) if c.seconds else None, "start": c.start, "end": c.end,
-            "quote": c.quote, "span": list(c.span) if c.span else None, "stale": c.stale,
-            "link": links.link(c.document_id, c.start, c.end),
-            "uri": links.uri(c.document_id, c.start, c.end),
-        }  # fmt: skip
+        return cite_json(cites[n], links)
 
     lines = [
         {
@@ -823,6 +824,34 @@ def report_record(report: Report, report_id: int, links: SpanLinks) -> dict[str,
         "marked": report.marked,
         "lines": lines,
     }
+
+
+def cmd_overview_audio(args: argparse.Namespace, store: Store, settings: Settings) -> int:
+    from knownote.answer.ranges import SpanLinks, audio_overview_json
+    from knownote.serve.tools import audio_format_of, make_overview, write_audio
+    from knownote.show.audio_transcript import transcript_markdown
+
+    audio_format_of(args.out)  # a suffix it cannot write is said before the minutes of making
+    shown = StderrProgress()
+    try:
+        overview, notes = make_overview(
+            store, settings, args.notebook, format=args.format, model=args.model,
+            focus=args.focus or "", length=args.length, language=args.language,
+            sources=args.sources, progress=lambda what, done, total: shown(what, "", done, total),
+        )  # fmt: skip
+    finally:
+        shown.done()
+    write_audio(store.read_file(overview.audio_sha256 or ""), args.out)
+    print(f"knownote: wrote {args.out}", file=sys.stderr)
+    links = SpanLinks(settings.app_url, overview.notebook_id)
+    if args.transcript is not None:
+        args.transcript.write_text(transcript_markdown(overview, links), "utf-8")
+        print(f"knownote: wrote {args.transcript}", file=sys.stderr)
+    if args.json:
+        emit_json({**audio_overview_json(overview, links), "audio": str(args.out)})
+    said = "; ".join(note.rstrip(".") for note in notes)
+    print(f"knownote: kept audio overview {overview.id}: {said}.", file=sys.stderr)
+    return 0
 
 
 def cmd_export_notebook(args: argparse.Namespace, store: Store, settings: Settings) -> int:
@@ -1219,6 +1248,34 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--pdf", type=Path, metavar="FILE.pdf")
     p.add_argument("--json", action="store_true")
     p.set_defaults(run=cmd_report)
+
+    p = sub.add_parser(
+        "overview-audio",
+        help="make an audio overview of a notebook (two hosts talking with a model, or a "
+        "read-aloud brief of quotes without one), keep it, and write its audio and transcript "
+        "with every line's time and citations",
+    )
+    p.add_argument("notebook", help="notebook name (or number)")
+    p.add_argument(
+        "--format",
+        choices=["brief", "deep-dive", "debate", "read-aloud"],
+        help="default: deep-dive with --model, else read-aloud (quotes, no model)",
+    )
+    p.add_argument("--model", help="the answer model that writes it")
+    p.add_argument("--focus", help="what the hosts should dwell on")
+    p.add_argument("--length", choices=["short", "default", "long"], default="default")
+    p.add_argument("--language", help="a language code (en, ja, …); default: the sources'")
+    p.add_argument(
+        "--sources", type=parse_ids, metavar="ID,…",
+        help="make it of these sources only; default: every source in use",
+    )  # fmt: skip
+    p.add_argument(
+        "--out", type=Path, required=True, metavar="FILE",
+        help="the audio file: .ogg or .opus (Ogg/Opus), .mp3 or .wav",
+    )  # fmt: skip
+    p.add_argument("--transcript", type=Path, metavar="FILE.md")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(run=cmd_overview_audio)
 
     p = sub.add_parser("export-notebook", help="write a notebook to one .knownote archive file")
     p.add_argument("notebook", help="notebook name (or number)")

@@ -115,3 +115,7 @@ class NoSpeech(NoTextLayer):
 
 class ModelMissing(ModelError):
     """The speech recognition model is not on this machine."""
+
+
+class NoVoice(KnowNoteError):
+    """No voice on this machine speaks the language an audio overview was asked in."""

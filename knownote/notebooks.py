@@ -6,6 +6,7 @@ from __future__ import annotations
 from knownote.answer.chats import delete_notebook_chats
 from knownote.answer.notes import delete_notebook_notes
 from knownote.errors import NotFound
+from knownote.store.audio_overviews import delete_notebook_overviews
 from knownote.store.db import Document, Notebook, Store
 from knownote.store.library import ALL, choose
 from knownote.store.mind_maps import delete_notebook_mind_maps
@@ -14,8 +15,9 @@ from knownote.store.reports import delete_notebook_reports
 
 
 def delete_notebook(store: Store, notebook_id: int) -> None:
-    """Delete a notebook with its documents, chats, notes and reports; its files once nothing
-    uses them. Raises NotFound when it is already gone."""
+    """Delete a notebook with its documents, chats, notes, reports and audio overviews; its
+    files (originals and audio) once nothing uses them. Raises NotFound when it is already
+    gone."""
     notebook = store.notebook(notebook_id)
     with store.transaction() as db:
         delete_notebook_chats(db, notebook_id)
@@ -23,7 +25,8 @@ def delete_notebook(store: Store, notebook_id: int) -> None:
         delete_notebook_reembed(db, notebook_id)
         delete_notebook_mind_maps(db, notebook_id)
         delete_notebook_reports(db, notebook_id)
-        hashes = store.delete_notebook_rows(db, notebook)
+        audio = delete_notebook_overviews(db, notebook_id)
+        hashes = store.delete_notebook_rows(db, notebook) + audio
     for sha256 in hashes:
         store.discard_file_if_unused(sha256)
 

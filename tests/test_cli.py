@@ -87,7 +87,10 @@ def test_show_json_gives_text_pages_and_exact_passages(capsys, db):
     assert [p["page"] for p in shown["pages"]] == [1, 2, 3, 4]
     for p in shown["passages"]:
         assert p["text"] == shown["text"][p["start"] : p["end"]]
-    assert set(shown["passages"][0]) == {"idx", "start", "end", "page_start", "page_end", "text"}
+    assert set(shown["passages"][0]) == {
+        "idx", "start", "end", "page_start", "page_end", "seconds", "text"
+    }  # fmt: skip
+    assert shown["passages"][0]["seconds"] is None  # not a recording
 
 
 def test_show_plain_marks_pages(capsys, db):

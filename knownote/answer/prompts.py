@@ -262,3 +262,44 @@ For each entry write a label of a few words (at most ten) that says what happene
 language of its sentence. Reply with one line per entry and nothing else, in this form:
 1: a label
 2: a label"""
+
+# Audio overviews a model writes (knownote.study.audio_script): it is asked for the points the
+# conversation covers (REPORT_QUESTIONS_PROMPT), then for each part from numbered passages.
+AUDIO_WHAT = {
+    "deep-dive": "a podcast conversation of two hosts about a notebook's sources",
+    "brief": "a short spoken brief, by one host, of the main points of a notebook's sources",
+    "debate": "a spoken debate of two hosts about a notebook's sources",
+}
+
+AUDIO_PART_PROMPT = """\
+You write part of {what}, using only the numbered passages from the sources.
+
+Rules:
+- {hosts}
+- Use only what the passages say. Do not add facts from elsewhere.
+- After each sentence put the number of the passage it draws on in square brackets, like [2].
+- Cite only the numbers of the passages given.
+- Write in {language}, about {size}.{focus}
+- Write one line per turn, in this form:
+{form}
+
+{task}"""
+
+AUDIO_HOSTS = {
+    "deep-dive": "Two hosts talk the sources through: one explains, the other asks and adds.",
+    "brief": "One host says the main points, plainly.",
+    "debate": "Two hosts take different readings of the sources, and back each claim with a "
+    "passage.",
+}
+AUDIO_FORMS = {
+    1: "HOST 1: what the host says [1]",
+    2: "HOST 1: what the first host says [1]\nHOST 2: what the second host says [2]",
+}
+AUDIO_TASKS = {
+    "first": "Open the {kind}, then talk about: {point}",
+    "middle": "Go on to: {point}",
+    "last": "Talk about: {point}\nThen close the {kind}.",
+    "only": "Open the {kind}, talk about: {point}\nThen close it.",
+}
+AUDIO_FOCUS = "\n- Dwell on what the listener asks for: {focus}"
+AUDIO_MAIN_POINTS = "the main points of the passages"

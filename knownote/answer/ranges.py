@@ -13,7 +13,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from urllib.parse import urlencode
 
+from knownote.answer.audio_overview import AudioOverview
 from knownote.answer.cite import Answer
+from knownote.answer.report import ReportCite
 from knownote.errors import KnowNoteError, NotFound
 from knownote.read.extracted import page_of
 from knownote.search.retrieve import Hit
@@ -174,3 +176,44 @@ def answer_json(answer: Answer, links: SpanLinks) -> dict[str, object]:
         for entry in record[key]:
             entry.update(links.both(entry["document_id"], entry["start"], entry["end"]))
     return record
+
+
+def cite_json(cite: ReportCite, links: SpanLinks) -> dict[str, object]:
+    """A report's or an audio overview's citation: its source, title, page, time, range, quote,
+    support span, whether it is stale, and the links that open the range."""
+    return {
+        "n": cite.n, "document_id": cite.document_id, "title": cite.title, "page": cite.page,
+        "seconds": list(cite.seconds) if cite.seconds else None, "start": cite.start,
+        "end": cite.end, "quote": cite.quote, "span": list(cite.span) if cite.span else None,
+        "stale": cite.stale, **links.both(cite.document_id, cite.start, cite.end),
+    }  # fmt: skip
+
+
+def audio_overview_json(overview: AudioOverview, links: SpanLinks) -> dict[str, object]:
+    """An audio overview as JSON-ready data: each line's text, speaker, time range (seconds into
+    the audio) and citations with their ranges and links."""
+    cites = {c.n: c for c in overview.cites}
+    return {
+        "id": overview.id,
+        "notebook_id": overview.notebook_id,
+        "format": overview.format,
+        "title": overview.title,
+        "language": overview.language,
+        "voices": list(overview.voices),
+        "model": overview.model,
+        "focus": overview.focus,
+        "length": overview.length,
+        "seconds": overview.seconds,
+        "dropped": overview.dropped,
+        "document_ids": list(overview.document_ids),
+        "lines": [
+            {
+                "text": line.text,
+                "speaker": line.speaker,
+                "start_s": line.start_s,
+                "end_s": line.end_s,
+                "cites": [cite_json(cites[n], links) for n in line.cites if n in cites],
+            }
+            for line in overview.lines
+        ],
+    }

@@ -22,6 +22,7 @@ from knownote.pipeline.pace import ImportPaces, Pace
 from knownote.settings import Settings
 from knownote.store.db import Store
 from knownote.store.jobs import (
+    AUDIO_OVERVIEW,
     CANCELLED,
     CARDS,
     DUPLICATE,
@@ -41,8 +42,10 @@ from knownote.store.jobs import (
 )
 
 if TYPE_CHECKING:
+    from knownote.answer.audio_overview import AudioOverview
     from knownote.answer.prompts import Chat
     from knownote.answer.report import Report
+    from knownote.pipeline.audio_overview import AudioRequest
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -50,6 +53,7 @@ T = TypeVar("T")
 FILE_JOBS = (IMPORT, WEB, READ_BY_OCR)
 # How long a job that failed with a RuntimeError waits to learn whether the app is stopping.
 STOPPING_WAIT = 10.0
+StepProgress = Callable[[str, int, int], None]  # (what is being done, steps done, steps in all)
 
 
 @dataclass(frozen=True)
@@ -166,6 +170,9 @@ class ImportWorker:
         # map's); and, once it is kept, the report's id.
         self._report_requests: dict[int, ReportRequest] = {}
         self.reports_made: dict[int, int] = {}
+        # The same for audio overviews: job id -> its request; once kept, the overview's id.
+        self._audio_requests: dict[int, AudioRequest] = {}
+        self.audio_overviews_made: dict[int, int] = {}
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -280,6 +287,23 @@ class ImportWorker:
         self.wake()
         return job
 
+    def queue_audio_overview(self, notebook_id: int, request: AudioRequest) -> Job:
+        """Make an audio overview of the notebook (or of its chosen sources) in the background
+        and keep it (knownote.pipeline.audio_overview): the script's steps, then "Speaking line
+        12 of 40"; cancellable between lines. Without a model a written format is made as the
+        read-aloud brief, and the job says so. It ends with its length and the written lines
+        dropped, or failed, in words; `audio_overviews_made[job.id]` is the kept overview's id."""
+        from knownote.answer.audio_overview import FORMAT_NAMES
+        from knownote.pipeline.audio_overview import check_request
+
+        check_request(request)
+        by = f" by {request.model}" if request.model and request.llm is not None else ""
+        label = f"Audio overview: {FORMAT_NAMES[request.format]}{by}"
+        job = self.queue.enqueue_report(notebook_id, label, AUDIO_OVERVIEW)
+        self._audio_requests[job.id] = request
+        self.wake()
+        return job
+
     def overview_after(self, job_id: int, llm: Chat, model: str) -> None:
         """Write the overview of the job's document with `model` once it is imported and no
         other import waits."""
@@ -389,6 +413,9 @@ class ImportWorker:
             return
         if job.kind == REPORT:
             self._report(job)
+            return
+        if job.kind == AUDIO_OVERVIEW:
+            self._audio_overview(job)
             return
         # here: they load the extraction libraries
         from knownote.pipeline.ingest import import_address, import_file, read_again_by_ocr
@@ -586,32 +613,59 @@ class ImportWorker:
 
     def _report(self, job: Job) -> None:
         request = self._report_requests.pop(job.id, None)
-        if request is None:
+        self._make_and_keep(
+            job, "report", self.reports_made,
+            None if request is None
+            else lambda progress: make_report(self.queue.store, job.notebook_id, request, progress),
+        )  # fmt: skip
+
+    def _audio_overview(self, job: Job) -> None:
+        from knownote.pipeline.audio_overview import make_audio_overview
+
+        request = self._audio_requests.pop(job.id, None)
+
+        def make(progress: StepProgress) -> tuple[AudioOverview, int, list[str]]:
+            store = self.queue.store
+            embedder = self.embedder(store.notebook(job.notebook_id).embedding_model)
+            return make_audio_overview(store, job.notebook_id, request, progress, embedder=embedder)
+
+        self._make_and_keep(
+            job, "audio overview", self.audio_overviews_made, None if request is None else make
+        )
+
+    def _make_and_keep(
+        self,
+        job: Job,
+        what: str,
+        made_ids: dict[int, int],
+        make: Callable[[StepProgress], tuple[Report | AudioOverview, int, list[str]]] | None,
+    ) -> None:
+        """Run a report's or an audio overview's making with progress in the job's row (its
+        stage: the job's kind); it ends with the lines kept and the notes, or failed in words."""
+        if make is None:
             self.queue.finish(
                 job.id,
                 FAILED,
-                error="The app restarted before this report was made; make it again.",
+                error=f"The app restarted before this {what} was made; make it again.",
             )
             return
 
-        def progress(what: str, done: int, total: int) -> None:
+        def progress(step: str, done: int, total: int) -> None:
             if self._stop.is_set():
                 raise ImportStopped
-            if self.queue.report(job.id, what, REPORT, done, total):
+            if self.queue.report(job.id, step, job.kind, done, total):
                 raise ImportCancelled
 
         try:
-            made = self._unless_stopped(
-                job, lambda: make_report(self.queue.store, job.notebook_id, request, progress)
-            )
-        except KnowNoteError as e:  # nothing to report, a model that fails, a notebook deleted
+            made = self._unless_stopped(job, lambda: make(progress))
+        except KnowNoteError as e:  # nothing to say, a model that fails, a notebook deleted
             self.queue.finish(job.id, FAILED, error=str(e))
             self._forget_if_notebook_gone(job)
             return
         if made is not None:
-            report, report_id, notes = made
-            self.reports_made[job.id] = report_id
-            self.queue.finish(job.id, IMPORTED, passages=len(report.lines), warnings=notes)
+            record, record_id, notes = made
+            made_ids[job.id] = record_id
+            self.queue.finish(job.id, IMPORTED, passages=len(record.lines), warnings=notes)
 
     def _passages_progress(self, job: Job, stage: str) -> Callable[[str, int, int], None]:
         """Reports a notebook job's passages (or sources) done; raises to stop between

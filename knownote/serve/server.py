@@ -74,8 +74,19 @@ ASK = (
 READ = (
     "Read a range of a source's stored text: characters [start, end), at most "
     f"{READ_LIMIT:,} at a time, e.g. a few hundred characters around a hit to quote its "
-    "context. Returns the text, the source's total `length`, the pages the range lies on, a "
+    "context. Returns the text, the source's total `length`, the pages the range lies on, "
+    "`seconds` (a recording: [start, end] of when it was said; null for other sources), a "
     "`link` that opens it highlighted in the KnowNote app and its knownote:// `uri`."
+)
+AUDIO = (
+    "Make an audio overview of a notebook (or of chosen sources) on this computer and keep it "
+    "in the notebook, where the app plays it. With an answer model it is a conversation "
+    "(format deep-dive or debate: two hosts; brief: one) written from the sources, each line "
+    "marked [n] with the ranges it was written from; without a model (or with format "
+    "read-aloud) it is a read-aloud brief of the sources' central sentences, quoted. It can take "
+    "minutes. Returns each line's text, speaker (0 or 1), start_s and end_s (seconds into the "
+    "audio) and `cites` (document_id, start, end, quote, page, `link`, `uri`), the overview's "
+    "id, `audio` (where the audio file was written, when `out` was given) and `notes`."
 )
 
 
@@ -215,6 +226,45 @@ def build_server(store: Store, settings: Settings, *, allow_writes: bool = False
             body: Annotated[str, Field(description="The note's text, in Markdown.")],
         ) -> dict[str, object]:
             return in_words(lambda: tools.save_note(store, notebook, title, body))
+
+        @server.tool(description=AUDIO, annotations=writing)
+        def make_audio_overview(
+            notebook: Notebook,
+            format: Annotated[
+                Literal["brief", "deep-dive", "debate", "read-aloud"] | None,
+                Field(description="Leave out: deep-dive with a model named, else read-aloud."),
+            ] = None,
+            model: Annotated[
+                str | None,
+                Field(
+                    description="The answer model as the server lists it; leave out for the "
+                    "first (a written format) or none (read-aloud)."
+                ),
+            ] = None,
+            focus: Annotated[str, Field(description="What the hosts should dwell on.")] = "",
+            length: Annotated[
+                Literal["short", "default", "long"],
+                Field(description="About 2, 5 or 10 minutes."),
+            ] = "default",
+            language: Annotated[
+                str | None,
+                Field(description="A language code (en, ja, …); leave out for the sources'."),
+            ] = None,
+            sources: Sources = None,
+            out: Annotated[
+                str | None,
+                Field(
+                    description="An absolute path to write the audio at too (.ogg, .opus, "
+                    ".mp3 or .wav)."
+                ),
+            ] = None,
+        ) -> dict[str, object]:
+            return in_words(
+                lambda: tools.make_audio_overview(
+                    store, settings, notebook, out=out, format=format, model=model, focus=focus,
+                    length=length, language=language, sources=sources,
+                )
+            )  # fmt: skip
 
     return server
 

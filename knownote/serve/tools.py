@@ -8,12 +8,14 @@ empty question) raises a `KnowNoteError` whose message says what to do instead.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from knownote.answer.audio_overview import AudioOverview
 from knownote.answer.ranges import (
     SpanLinks,
     answer_json,
+    audio_overview_json,
     hit_json,
     library_links,
     range_json,
@@ -220,7 +222,14 @@ def read(
 ) -> dict[str, object]:
     found = find_notebook(store, notebook)
     document = find_source(store, found, source)
-    return range_json(read_range(store, document, start, end), links_of(settings, found))
+    record = range_json(read_range(store, document, start, end), links_of(settings, found))
+    return {**record, "seconds": seconds_of(store, document.id, start, end)}
+
+
+def seconds_of(store: Store, document_id: int, start: int, end: int) -> list[float] | None:
+    """When a recording's range was said, [start, end] in seconds; None for other sources."""
+    said = store.time_range(document_id, start, end)
+    return None if said is None else [said[0], said[1]]
 
 
 def add_source(store: Store, settings: Settings, notebook: str, path: str) -> dict[str, object]:
@@ -250,3 +259,117 @@ def save_note(store: Store, notebook: str, title: str, body: str) -> dict[str, o
     found = find_notebook(store, notebook)
     note_id = notes.write(store, found.id, title, body)
     return {"note_id": note_id, "notebook": {"id": found.id, "name": found.name}}
+
+
+AUDIO_SUFFIXES = {".ogg": "ogg", ".opus": "ogg", ".mp3": "mp3", ".wav": "wav"}
+
+
+def audio_format_of(path: Path) -> str:
+    """'ogg', 'mp3' or 'wav' by the file's suffix; a KnowNoteError for any other."""
+    fmt = AUDIO_SUFFIXES.get(path.suffix.lower())
+    if fmt is None:
+        raise KnowNoteError(
+            f"“{path.name}” does not end in .ogg, .opus, .mp3 or .wav: name the audio file with "
+            "the suffix of the format to write."
+        )
+    return fmt
+
+
+def write_audio(ogg: bytes, path: Path) -> None:
+    """The kept Ogg/Opus audio written at `path` in the format its suffix names."""
+    from knownote.voice.encode import decode, encode
+
+    fmt = audio_format_of(path)
+    try:
+        path.write_bytes(ogg if fmt == "ogg" else encode(decode(ogg), fmt))
+    except OSError as e:
+        raise KnowNoteError(f"{path} could not be written: {e.strerror or e}.") from None
+
+
+def make_overview(
+    store: Store,
+    settings: Settings,
+    notebook: str,
+    *,
+    format: str | None = None,
+    model: str | None = None,
+    focus: str = "",
+    length: str = "default",
+    language: str | None = None,
+    sources: Sequence[int] | None = None,
+    progress: Callable[[str, int, int], None] | None = None,
+) -> tuple[AudioOverview, list[str]]:
+    """Make and keep an audio overview (knownote.pipeline.audio_overview): (it, what to tell
+    of it). A written format (a model named, or `format` brief, deep-dive or debate) uses
+    `model`, or the first model the answer servers list; without a model and without a format,
+    and when no server answers for a written format, it is the read-aloud brief of quotes, and
+    the notes say so."""
+    from knownote.answer.audio_overview import FORMAT_NAMES, WRITTEN_FORMATS
+    from knownote.pipeline.audio_overview import AudioRequest
+    from knownote.pipeline.audio_overview import make_audio_overview as make_and_keep
+
+    found = find_notebook(store, notebook)
+    chosen = format or ("deep-dive" if model else "read-aloud")
+    notes = []
+    if format is None and model is None:
+        notes.append(
+            f"No model was named, so this is the {FORMAT_NAMES['read-aloud'].lower()}: the "
+            "sources' central sentences read as quotes, not a summary. Name a model (and a "
+            "format) for a conversation."
+        )
+    llm = chosen_model = None
+    if chosen in WRITTEN_FORMATS:
+        from knownote.answer.servers import connect, resolve_model
+        from knownote.errors import LLMUnavailable
+
+        llm, models, status = connect(settings)
+        chosen_model = resolve_model(model, models)
+        if model and (llm is None or chosen_model not in models):
+            listed = ", ".join(models) or "none"
+            raise LLMUnavailable(
+                status or f"No answer server lists the model “{model}” (listed: {listed})."
+            )
+    request = AudioRequest(
+        chosen,
+        document_ids=tuple(_scope(store, found, sources) or ()),
+        focus=focus,
+        length=length,
+        language=language,
+        llm=llm,
+        model=chosen_model,
+    )
+    overview, _, said = make_and_keep(
+        store, found.id, request, progress or (lambda what, done, total: None)
+    )
+    return overview, notes + said
+
+
+def make_audio_overview(
+    store: Store,
+    settings: Settings,
+    notebook: str,
+    *,
+    out: str | None = None,
+    format: str | None = None,
+    model: str | None = None,
+    focus: str = "",
+    length: str = "default",
+    language: str | None = None,
+    sources: Sequence[int] | None = None,
+) -> dict[str, object]:
+    """An audio overview made and kept, its audio also written at `out` when given: its lines,
+    their times and citations (`audio_overview_json`), where the audio is, and the notes."""
+    path = None
+    if out:
+        path = Path(out).expanduser()
+        if not path.is_absolute():
+            raise KnowNoteError(f"“{out}” is not a full path; give the audio file's absolute path.")
+        audio_format_of(path)
+    overview, notes = make_overview(
+        store, settings, notebook, format=format, model=model, focus=focus, length=length,
+        language=language, sources=sources,
+    )  # fmt: skip
+    if path is not None:
+        write_audio(store.read_file(overview.audio_sha256 or ""), path)
+    record = audio_overview_json(overview, links_of(settings, store.notebook(overview.notebook_id)))
+    return {**record, "audio": str(path) if path else None, "notes": notes}

@@ -17,10 +17,11 @@ from __future__ import annotations
 
 import html
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from knownote.answer.audio_overview import AudioLine
 from knownote.answer.cite import chars_label, page_label, time_label
 from knownote.answer.ranges import SpanLinks
 from knownote.answer.report import KIND_NAMES, QUOTED_KINDS, Report, ReportCite, ReportLine
@@ -98,7 +99,7 @@ def summary(report: Report) -> str:
     return out + "."
 
 
-def pieces(line: ReportLine, known: set[int]) -> Iterator[str | int]:
+def pieces(line: ReportLine | AudioLine, known: set[int]) -> Iterator[str | int]:
     """The line's text as strings and mark numbers (a `[n]` the line cites and `known` holds);
     any other bracketed number is text, as a quoted source may hold one."""
     at = 0
@@ -153,7 +154,15 @@ def report_markdown(report: Report, links: SpanLinks | None = None) -> str:
         previous = line.style
     if report.cites:
         out += ["", "## Notes", "", escape_markdown(NOTES_INTRO)]
-    for cite in sorted(report.cites, key=lambda c: c.n):
+    out += notes_markdown(report.cites, links)
+    return "\n".join(out) + "\n"
+
+
+def notes_markdown(cites: Iterable[ReportCite], links: SpanLinks | None) -> list[str]:
+    """The Markdown lines of each citation's footnote: where its range is, the link that opens
+    it, and the quoted text."""
+    out = []
+    for cite in sorted(cites, key=lambda c: c.n):
         _, _, quote = shown_range(cite)
         head = escape_markdown(note_where(cite))
         if cite.stale:
@@ -164,12 +173,12 @@ def report_markdown(report: Report, links: SpanLinks | None = None) -> str:
         out += ["", f"[^{cite.n}]: {head}", ""]
         lines = [x for x in quote.splitlines() if x.strip()] or [""]
         out.append("\n".join(f"    > {escape_markdown(x)}".rstrip() for x in lines))
-    return "\n".join(out) + "\n"
+    return out
 
 
 def _markdown_line(line: ReportLine, known: set[int]) -> str:
     text = "".join(
-        f"[^{p}]" if isinstance(p, int) else _markdown_piece(p) for p in pieces(line, known)
+        f"[^{p}]" if isinstance(p, int) else markdown_piece(p) for p in pieces(line, known)
     ).strip()
     head = lead(line)
     if head:
@@ -179,7 +188,7 @@ def _markdown_line(line: ReportLine, known: set[int]) -> str:
     return text
 
 
-def _markdown_piece(text: str) -> str:
+def markdown_piece(text: str) -> str:
     """Text between marks, escaped, keeping a space at either end (escape_markdown trims it)."""
     before = " " if text[:1].isspace() else ""
     after = " " if text[-1:].isspace() else ""

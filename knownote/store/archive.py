@@ -3,9 +3,10 @@
 The file is a zip holding `manifest.json` (format version, the notebook, every entry's size and
 SHA-256, the row count and a content digest of every table), `tables/<table>.arrow` (the
 notebook's rows as uncompressed Arrow IPC files) and `sources/<sha256>` (the original bytes of
-each document). Nothing in it is ever extracted to disk: entries are read into memory (bounded by
-the sizes the zip declares, which are checked first) and rows are inserted with new ids in one
-transaction, which is rolled back, kept files and all, when anything does not check out.
+each document, and each audio overview's audio). Nothing in it is ever extracted to disk: entries
+are read into memory (bounded by the sizes the zip declares, which are checked first) and rows
+are inserted with new ids in one transaction, which is rolled back, kept files and all, when
+anything does not check out.
 
 Adding a table to archives is one line in `TABLES`.
 """
@@ -43,8 +44,9 @@ from knownote.store.db import (
 )
 
 FORMAT = "knownote-notebook"
-VERSION = 7  # 2: notes; 3: headings and passages.section; 4: web pages' origins, spoken words;
-# 5: study cards and their schedule, and the mind map a model wrote; 6: roles; 7: reports
+VERSION = 8  # 2: notes; 3: headings and passages.section; 4: web pages' origins, spoken words;
+# 5: study cards and their schedule, and the mind map a model wrote; 6: roles; 7: reports;
+# 8: audio overviews (their audio among `sources/`)
 MANIFEST = "manifest.json"
 MAX_MANIFEST_BYTES = 16 * 1024 * 1024
 # Deflate reaches about 1000:1 at best; real tables and documents stay far below this.
@@ -85,6 +87,7 @@ _IN_MESSAGES = (
 )
 _IN_MIND_MAPS = "map_id IN (SELECT id FROM mind_maps WHERE notebook_id = ?)"
 _IN_REPORTS = "report_id IN (SELECT id FROM reports WHERE notebook_id = ?)"
+_IN_AUDIO = "overview_id IN (SELECT id FROM audio_overviews WHERE notebook_id = ?)"
 _IN_NOTES = "note_id IN (SELECT id FROM notes WHERE notebook_id = ?)"
 _IN_CARDS = "card_id IN (SELECT id FROM cards WHERE notebook_id = ?)"
 _NB = {"notebook_id": "notebooks"}
@@ -145,6 +148,13 @@ TABLES: list[Table] = [
           loose={"document_id": ("documents", 0)}, since=7),
     Table("report_sources", _IN_REPORTS, "report_id, n", refs={"report_id": "reports"},
           loose={"document_id": ("documents", 0)}, since=7),
+    Table("audio_overviews", "notebook_id = ?", "id", "id", "audio_overview_ids", _NB, since=8),
+    Table("audio_lines", _IN_AUDIO, "overview_id, ordinal",
+          refs={"overview_id": "audio_overviews"}, since=8),
+    Table("audio_cites", _IN_AUDIO, "overview_id, n", refs={"overview_id": "audio_overviews"},
+          loose={"document_id": ("documents", 0)}, since=8),
+    Table("audio_sources", _IN_AUDIO, "overview_id, n", refs={"overview_id": "audio_overviews"},
+          loose={"document_id": ("documents", 0)}, since=8),
 ]  # fmt: skip
 _BY_NAME = {t.name: t for t in TABLES}
 _ENTRY = re.compile(r"(tables/(?P<table>[a-z_]+)\.arrow|sources/(?P<sha>[0-9a-f]{64}))")
@@ -266,6 +276,16 @@ def notebook_digests(store: Store, notebook_id: int) -> dict[str, str]:
 # --- export ---------------------------------------------------------------------------------
 
 
+def kept_files(tables: dict[str, pa.Table]) -> set[str]:
+    """The hashes of the kept files the notebook's rows use: its documents' originals and its
+    audio overviews' audio (an archive older than format 8 has none)."""
+    wanted = set(tables["documents"].column("sha256").to_pylist())
+    audio = tables.get("audio_overviews")
+    if audio is not None and "audio_sha256" in audio.column_names:
+        wanted |= {str(h) for h in audio.column("audio_sha256").to_pylist() if h is not None}
+    return wanted
+
+
 def disk_full_error(what: str, error: OSError) -> KnowNoteError:
     if error.errno in (errno.ENOSPC, errno.EDQUOT):
         return DiskFull(f"The disk is full: {what} could not be written and nothing was kept. "
@@ -278,14 +298,14 @@ def export_notebook(store: Store, notebook_id: int, target: Path) -> ArchiveResu
     with store.lock:  # one consistent snapshot: no write through this store meanwhile
         notebook = _notebook_row(store.db, notebook_id)
         tables = read_tables(store.db, notebook_id, int(notebook["embedding_dim"]))
-        hashes = sorted(set(tables["documents"].column("sha256").to_pylist()))
+        hashes = sorted(kept_files(tables))
     sources = {}
     for digest in hashes:
         sources[digest] = store.file_path(digest)
         if sources[digest] is None or not sources[digest].exists():
             raise KnowNoteError(
-                f"The original file {digest} of a document is missing from the data folder, so "
-                "the notebook cannot be archived whole. Run `knownote check`."
+                f"The kept file {digest} of a document or an audio overview is missing from the "
+                "data folder, so the notebook cannot be archived whole. Run `knownote check`."
             )
     target = Path(target)
     tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
@@ -615,7 +635,7 @@ def import_notebook(
         created = _timestamp(notebook.get("created_at"))
         if created is None:
             raise _bad("its manifest gives no time the notebook was made.")
-        wanted = set(tables["documents"].column("sha256").to_pylist())
+        wanted = kept_files(tables)
         if wanted != set(sources):
             raise _bad("its documents and its original files do not match.")
         saved: list[str] = []

@@ -1,4 +1,5 @@
-"""Whole-database verification: every document whole, no orphan rows, one kept file per document.
+"""Whole-database verification: every document whole, no orphan rows, one kept file per document
+and per audio overview.
 
 Used by `knownote check`, by the archive import (on the notebook it is about to commit) and by the
 crash tests. Each problem is one sentence in plain words.
@@ -53,6 +54,10 @@ REFERENCES = [
     ("report_lines", "report_id", "reports", "id"),
     ("report_cites", "report_id", "reports", "id"),
     ("report_sources", "report_id", "reports", "id"),
+    ("audio_overviews", "notebook_id", "notebooks", "id"),
+    ("audio_lines", "overview_id", "audio_overviews", "id"),
+    ("audio_cites", "overview_id", "audio_overviews", "id"),
+    ("audio_sources", "overview_id", "audio_overviews", "id"),
 ]
 
 
@@ -172,16 +177,18 @@ def document_problems(
         a[1] > b[0] for a, b in pairwise(roles)
     ):
         problems.append(f"{name}: some roles fall outside its text, overlap or are unknown.")
-    # A source's text never changes: a report's citation of it that no longer quotes it at its
-    # range was damaged (a changed source is a new document, and the citation of the old stale).
-    cites = db.execute(
-        'SELECT start, "end", quote FROM report_cites WHERE document_id = ?', [document_id]
-    ).fetchall()
-    misquoted = sum(text[a:b] != quote for a, b, quote in cites)
-    if misquoted:
-        problems.append(
-            f"{name}: {misquoted} report citations do not quote its text at their range."
-        )
+    # A source's text never changes: a report's (or an audio overview's) citation of it that no
+    # longer quotes it at its range was damaged (a changed source is a new document, and the
+    # citation of the old stale).
+    for table, what in (("report_cites", "report"), ("audio_cites", "audio overview")):
+        cites = db.execute(
+            f'SELECT start, "end", quote FROM {table} WHERE document_id = ?', [document_id]
+        ).fetchall()
+        misquoted = sum(text[a:b] != quote for a, b, quote in cites)
+        if misquoted:
+            problems.append(
+                f"{name}: {misquoted} {what} citations do not quote its text at their range."
+            )
     if pages:
         if [p[0] for p in pages] != list(range(1, len(pages) + 1)):
             problems.append(f"{name}: its pages are not numbered 1, 2, 3, … without gaps.")
@@ -256,21 +263,37 @@ def document_problems(
 
 
 def file_problems(store: Store) -> list[str]:
-    """Exactly one kept file per document hash, each holding the bytes of that hash."""
-    hashes = {row[0] for row in store.db.execute("SELECT sha256 FROM documents").fetchall()}
+    """Exactly one kept file per document hash and audio overview's audio, each holding the
+    bytes of that hash."""
+    originals = {row[0] for row in store.db.execute("SELECT sha256 FROM documents").fetchall()}
+    audio = {
+        row[0]
+        for row in store.db.execute(
+            "SELECT audio_sha256 FROM audio_overviews WHERE audio_sha256 IS NOT NULL"
+        ).fetchall()
+    }
+    hashes = originals | audio
     folder = store.files_dir
     if folder is None:
         return []
     kept = {entry.name for entry in folder.iterdir()} if folder.is_dir() else set()
     problems = []
-    missing = sorted(hashes - kept)
+    missing = sorted(originals - kept)
     extra = sorted(kept - hashes)
     if missing:
         problems.append(
             f"{len(missing)} documents have lost their original file (first: {missing[0]})."
         )
+    unheard = sorted(audio - kept)
+    if unheard:
+        problems.append(
+            f"{len(unheard)} audio overviews have lost their audio file (first: {unheard[0]}); "
+            "delete them and make them again."
+        )
     if extra:
-        problems.append(f"{len(extra)} kept files belong to no document (first: {extra[0]}).")
+        problems.append(
+            f"{len(extra)} kept files belong to no document or audio overview (first: {extra[0]})."
+        )
     for digest in sorted(kept & hashes):
         if sha256_hex((folder / digest).read_bytes()) != digest:
             problems.append(f"The kept file {digest} does not hold the bytes it is named after.")

@@ -183,6 +183,14 @@ def _insert_roles(
     )
 
 
+# The kept files in use: documents' originals and audio overviews' audio
+# (knownote.store.audio_overviews).
+KEPT_FILES = (
+    "SELECT sha256 FROM documents UNION "
+    "SELECT audio_sha256 FROM audio_overviews WHERE audio_sha256 IS NOT NULL"
+)
+
+
 def sha256_hex(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
@@ -285,7 +293,7 @@ class Store:
         return target.read_bytes()
 
     def discard_file_if_unused(self, sha256: str) -> None:
-        """Delete a kept file once no document refers to it any more.
+        """Delete a kept file once no document (nor audio overview) refers to it any more.
 
         Checked and deleted under the lock, which an import holds from saving its file until its
         document commits, so a file about to be referred to is never deleted.
@@ -293,12 +301,12 @@ class Store:
         target = self.file_path(sha256)
         with self.lock:
             if target is not None and not self._one(
-                "SELECT 1 FROM documents WHERE sha256 = ?", [sha256]
+                f"SELECT 1 FROM ({KEPT_FILES}) WHERE sha256 = ?", [sha256]
             ):
                 target.unlink(missing_ok=True)
 
     def remove_orphan_files(self) -> int:
-        """Delete kept files no document refers to (left by a killed import).
+        """Delete kept files no document or audio overview refers to (left by a killed import).
 
         Only safe while no import runs, so it is called when the database is opened; the
         database lock guarantees this process is the only one using the folder.
@@ -306,7 +314,7 @@ class Store:
         folder = self.files_dir
         if folder is None or not folder.is_dir():
             return 0
-        wanted = {row[0] for row in self._all("SELECT DISTINCT sha256 FROM documents")}
+        wanted = {row[0] for row in self._all(KEPT_FILES)}
         removed = 0
         for entry in folder.iterdir():
             if entry.name not in wanted:

@@ -49,6 +49,9 @@ MINDMAP = "mindmap"
 # A report of a notebook (knownote.study.reports): no file; progress in steps; when it ends,
 # `passages` holds the lines kept. A notebook may have several queued at once.
 REPORT = "report"
+# An audio overview of a notebook (knownote.pipeline.audio_overview): like a report, no file;
+# progress in the script's steps, then in lines spoken; when it ends, `passages` holds its lines.
+AUDIO_OVERVIEW = "audio-overview"
 
 
 @dataclass(frozen=True)
@@ -206,13 +209,14 @@ class JobQueue:
         """Queue the writing of the notebook's mind map by `model`, unless one is unfinished."""
         return self._enqueue_notebook_job(notebook_id, MINDMAP, f"Mind map by {model}")
 
-    def enqueue_report(self, notebook_id: int, label: str) -> Job:
-        """Queue the making of a report of the notebook (what it is waits with the worker)."""
+    def enqueue_report(self, notebook_id: int, label: str, kind: str = REPORT) -> Job:
+        """Queue the making of a report (or an audio overview: `kind` AUDIO_OVERVIEW) of the
+        notebook (what it is waits with the worker)."""
         with self.store.lock:
             (job_id,) = self.store.db.execute(
                 "INSERT INTO import_jobs (notebook_id, filename, sha256, size, passage_size, "
                 "kind) VALUES (?, ?, '', 0, 0, ?) RETURNING id",
-                [notebook_id, label, REPORT],
+                [notebook_id, label, kind],
             ).fetchone()
         return self.job(job_id)
 

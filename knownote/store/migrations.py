@@ -719,6 +719,75 @@ def m030_library(db: duckdb.DuckDBPyConnection) -> None:
     db.execute("ALTER TABLE chats ALTER COLUMN notebook_id DROP NOT NULL")
 
 
+def m031_audio_overviews(db: duckdb.DuckDBPyConnection) -> None:
+    # A notebook's audio overviews (knownote.study.audio_overviews): spoken lines, each with its
+    # time range in the audio and its `[n]` marks; citations as reports keep them (range, title,
+    # quote: a citation of a deleted or changed source still says where it pointed). The audio
+    # (Ogg/Opus) is a kept file beside the imported originals, named by its sha256.
+    db.execute("CREATE SEQUENCE audio_overview_ids START 1")
+    db.execute(
+        """
+        CREATE TABLE audio_overviews (
+            id BIGINT PRIMARY KEY DEFAULT nextval('audio_overview_ids'),
+            notebook_id BIGINT NOT NULL,
+            format VARCHAR NOT NULL,
+            title VARCHAR NOT NULL,
+            language VARCHAR NOT NULL,
+            voices VARCHAR[] NOT NULL,
+            model VARCHAR,
+            focus VARCHAR NOT NULL,
+            length VARCHAR NOT NULL,
+            dropped INTEGER NOT NULL,
+            audio_sha256 VARCHAR,
+            seconds DOUBLE NOT NULL,
+            made_at TIMESTAMP NOT NULL DEFAULT current_timestamp
+        )
+        """
+    )
+    db.execute(
+        """
+        CREATE TABLE audio_lines (
+            overview_id BIGINT NOT NULL,
+            ordinal INTEGER NOT NULL,
+            speaker INTEGER NOT NULL,
+            text VARCHAR NOT NULL,
+            cites INTEGER[] NOT NULL,
+            spoken VARCHAR NOT NULL,
+            start_s DOUBLE,
+            end_s DOUBLE
+        )
+        """
+    )
+    db.execute(
+        """
+        CREATE TABLE audio_cites (
+            overview_id BIGINT NOT NULL,
+            n INTEGER NOT NULL,
+            document_id BIGINT NOT NULL,
+            title VARCHAR NOT NULL,
+            start INTEGER NOT NULL,
+            "end" INTEGER NOT NULL,
+            quote VARCHAR NOT NULL,
+            page INTEGER,
+            seconds_start DOUBLE,
+            seconds_end DOUBLE,
+            span_start INTEGER,
+            span_end INTEGER
+        )
+        """
+    )
+    # The sources it was made from, when chosen (none: the whole notebook).
+    db.execute(
+        """
+        CREATE TABLE audio_sources (
+            overview_id BIGINT NOT NULL,
+            n INTEGER NOT NULL,
+            document_id BIGINT NOT NULL
+        )
+        """
+    )
+
+
 MIGRATIONS: list[Migration] = [
     m001_documents_and_passages,
     m002_chats,
@@ -747,6 +816,7 @@ MIGRATIONS: list[Migration] = [
     m028_roles,
     m029_reports,
     m030_library,
+    m031_audio_overviews,
 ]
 
 

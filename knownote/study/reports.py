@@ -59,8 +59,14 @@ def kept(store: Store, report_id: int) -> Report:
     """A kept report, each citation marked stale when its source is gone or changed. NotFound
     when there is no such report."""
     k = kept_store.kept_report(store, report_id)
+    return _report(k, checked_cites(store, k.cites))
+
+
+def checked_cites(store: Store, cites: Sequence[KeptCite]) -> tuple[ReportCite, ...]:
+    """Kept citations, each marked stale when its source is gone or its text no longer holds
+    the quote at its range (a report's, an audio overview's)."""
     texts: dict[int, str | None] = {}
-    for document_id in {c.document_id for c in k.cites}:
+    for document_id in {c.document_id for c in cites}:
         try:
             texts[document_id] = store.document_text(document_id)
         except NotFound:
@@ -74,7 +80,7 @@ def kept(store: Store, report_id: int) -> Report:
             stale=stale,
         )  # fmt: skip
 
-    return _report(k, tuple(cite(c) for c in k.cites))
+    return tuple(cite(c) for c in cites)
 
 
 def kept_reports(store: Store, notebook_id: int) -> list[Report]:

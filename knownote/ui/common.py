@@ -2,20 +2,23 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 import streamlit as st
 
 from knownote.errors import KnowNoteError
-from knownote.store.db import Store
-from knownote.store.jobs import QUEUED, RUNNING, Job
+from knownote.show.excerpt import escape_markdown
+from knownote.store.db import Document, Store
+from knownote.store.jobs import FAILED, QUEUED, RUNNING, Job
 
 if TYPE_CHECKING:
     from knownote.pipeline.worker import ImportWorker
 
 # Another browser window (a session of the same server) can delete what this one still shows.
 ALREADY_DELETED = "That {what} was already deleted, perhaps in another window."
+REFRESH_SECONDS = 1.0  # how often a page with a job running checks whether it is over
+ALL_SOURCES, CHOSEN_SOURCES = "all", "chosen"
 
 
 @st.cache_resource(max_entries=32, show_spinner=False)
@@ -74,3 +77,80 @@ def running_job(worker: ImportWorker, notebook_id: int, kind: str) -> Job | None
         ),
         None,
     )
+
+
+def last_failed(worker: ImportWorker, notebook_id: int, kind: str) -> Job | None:
+    """The notebook's last job of `kind` when it failed (and none of that kind runs now)."""
+    jobs = [j for j in worker.queue.jobs(notebook_id) if j.kind == kind]
+    if not jobs or jobs[-1].status != FAILED or running_job(worker, notebook_id, kind):
+        return None
+    return jobs[-1]
+
+
+def chosen_sources(prefix: str, sources: Mapping[int, Document]) -> None:
+    """'All N sources in use' or 'Chosen', and the sources chosen (widget keys PREFIX_scope,
+    PREFIX_sources; read them back with `sources_asked`)."""
+    scope = st.radio(
+        "Sources",
+        [ALL_SOURCES, CHOSEN_SOURCES],
+        key=f"{prefix}_scope",
+        horizontal=True,
+        format_func=lambda s: (
+            f"All {count(len(sources), 'source')} in use" if s == ALL_SOURCES else "Chosen"
+        ),
+    )
+    if scope == CHOSEN_SOURCES:
+        st.multiselect(
+            "Chosen sources",
+            list(sources),
+            key=f"{prefix}_sources",
+            format_func=lambda i: sources[i].title,
+        )
+
+
+def sources_asked(prefix: str, what: str) -> tuple[int, ...] | None:
+    """The sources chosen with `chosen_sources` (() for all); None, with the error flashed,
+    when 'Chosen' was picked with none chosen. `what` names the thing made ('report')."""
+    state = st.session_state
+    if state.get(f"{prefix}_scope") != CHOSEN_SOURCES:
+        return ()
+    chosen = tuple(state.get(f"{prefix}_sources", ()))
+    if not chosen:
+        state["flash"] = ("error", f"Choose at least one source, or make the {what} of all.")
+        return None
+    return chosen
+
+
+def job_progress(worker: ImportWorker, job: Job) -> None:
+    """A running job's progress bar; the whole page runs again once the job is over."""
+    fraction = min(job.done / job.total, 1.0) if job.total else 0.0
+    st.progress(fraction, text=escape_markdown(f"{job.filename}: {job.label or 'waiting'}"))
+    rerun_when_made(worker, job.notebook_id, job.kind)
+
+
+@st.fragment(run_every=REFRESH_SECONDS)
+def rerun_when_made(worker: ImportWorker, notebook_id: int, kind: str) -> None:
+    if running_job(worker, notebook_id, kind) is None:
+        st.rerun(scope="app")
+
+
+def kept_choice(prefix: str, ids: Sequence[int], label: str, name: Callable[[int], str]) -> int:
+    """A selectbox of kept things (reports, audio overviews), the newest first: the one asked for
+    opens once it is made (PREFIX_asked holds the newest id when it was asked), else the one
+    open stays, else the newest. Widget key PREFIX_open; returns the id chosen."""
+    state = st.session_state
+    asked = state.get(f"{prefix}_asked")
+    if asked is not None and ids[0] > asked:
+        state[f"{prefix}_open"] = ids[0]
+        state.pop(f"{prefix}_asked")
+    if state.get(f"{prefix}_open") not in ids:
+        state[f"{prefix}_open"] = ids[0]
+    return st.selectbox(label, list(ids), key=f"{prefix}_open", format_func=name)
+
+
+def sources_in_use(store: Store, notebook_id: int) -> dict[int, Document]:
+    """The notebook's sources used in answers by id; when there is none, it says so."""
+    sources = {d.id: d for d in store.documents(notebook_id) if d.enabled}
+    if not sources:
+        st.caption("No sources in use yet: add some under Sources, or switch them on there.")
+    return sources

@@ -24,6 +24,7 @@ from knownote.settings import Settings
 from knownote.show.excerpt import escape_markdown
 from knownote.store.db import Notebook
 from knownote.store.jobs import (
+    AUDIO_OVERVIEW,
     CANCELLED,
     CARDS,
     DUPLICATE,
@@ -38,6 +39,7 @@ from knownote.store.jobs import (
     READ_BY_OCR,
     REEMBED,
     REINDEX,
+    REPORT,
     RUNNING,
     Job,
 )
@@ -95,6 +97,10 @@ def queue_addresses(
             worker.overview_after(job.id, *writer)
     worker.wake()
     return rejected
+
+
+# Jobs that make something of the notebook, each reporting its steps in its label.
+MADE_JOBS = (REPORT, AUDIO_OVERVIEW)
 
 
 def import_panel(worker: ImportWorker, notebook: Notebook) -> None:
@@ -158,7 +164,7 @@ def job_name(job: Job) -> str:
 def live_row(worker: ImportWorker, job: Job) -> None:
     name = job_name(job)
     info, action = st.columns([6, 1], vertical_alignment="center")
-    if job.status == QUEUED and job.kind in (*NOTEBOOK_JOBS, CARDS, MINDMAP):
+    if job.status == QUEUED and job.kind in (*NOTEBOOK_JOBS, CARDS, MINDMAP, *MADE_JOBS):
         info.markdown(f"{name}: waiting; search works meanwhile")
         return
     if job.status == QUEUED:
@@ -189,7 +195,7 @@ def progress_of(job: Job) -> tuple[float, str]:
     stage = job.stage or ""
     if not stage:
         return 0.0, "starting"
-    if stage == MINDMAP:  # label: the step, of a few
+    if stage in (MINDMAP, *MADE_JOBS):  # label: the step ("Speaking line 12 of 40")
         return (min(job.done / job.total, 1.0) if job.total else 0.0), job.label or ""
     if stage == CARDS:
         where = f"; now {job.label}" if job.label else ""
@@ -240,6 +246,9 @@ def job_outcome(worker: ImportWorker, job: Job) -> None:
     if job.kind == MINDMAP:
         mind_map_outcome(job)
         return
+    if job.kind in MADE_JOBS:
+        made_outcome(job)
+        return
     if job.status == IMPORTED:
         pages = f"{count(job.pages, 'page')}, " if job.pages else ""
         st.markdown(
@@ -289,6 +298,25 @@ def mind_map_outcome(job: Job) -> None:
         cancelled=f"✗ {name}: cancelled; the map made before is kept",
         what=job.filename,
     )
+
+
+def made_outcome(job: Job) -> None:
+    """A report's or an audio overview's job: what it made (its first note: the lines kept, or
+    the audio's length and the lines dropped), then its other notes."""
+    name = escape_markdown(job.filename)
+    if job.status == INTERRUPTED:
+        st.markdown(f"{name}: interrupted when the app stopped; make it again")
+        return
+    said = f": {escape_markdown(job.warnings[0])}" if job.warnings else ""
+    notebook_job_outcome(
+        job,
+        done=f"✓ {name}{said}",
+        cancelled=f"✗ {name}: cancelled, nothing was kept",
+        what=job.filename,
+    )
+    if job.status == IMPORTED:
+        for line in job.warnings[1:]:
+            st.caption(escape_markdown(line))
 
 
 def notebook_job_outcome(job: Job, *, done: str, cancelled: str, what: str) -> None:

@@ -37,23 +37,27 @@ from knownote.show import report_export  # python-docx and PyMuPDF load when a f
 from knownote.show.excerpt import anchor_id, card_html, escape_markdown
 from knownote.show.report_export import continued
 from knownote.store.db import Notebook, Store
-from knownote.store.jobs import FAILED, REPORT
+from knownote.store.jobs import REPORT
 from knownote.study.reports import delete_report, kept, kept_reports
 from knownote.ui.chat import page_text, player, read_by_ocr
 from knownote.ui.common import (
     ALREADY_DELETED,
     ask_before_deleting,
+    chosen_sources,
     count,
     document_text,
+    job_progress,
+    kept_choice,
+    last_failed,
     running_job,
     set_confirm,
+    sources_asked,
+    sources_in_use,
 )
 from knownote.ui.download import prepare
 from knownote.ui.page import page_view
 
 LISTED = 40  # lines of an opened report shown at first ("Show more" adds as many)
-REFRESH_SECONDS = 1.0
-ALL, CHOSEN = "all", "chosen"
 NO_MODEL = (
     "A briefing, a study guide, a FAQ or a custom report is written by an answer model: connect "
     "one (see the sidebar). Without one, a timeline and a glossary quote the sources."
@@ -94,22 +98,13 @@ def reports_section(
     if not reports:
         st.caption("No report has been made for this notebook yet.")
         return
-    by_id = {r.id: r for r in reports}
-    asked = st.session_state.get("report_asked")  # the newest report's id when one was asked for
-    if asked is not None and (reports[0].id or 0) > asked:
-        st.session_state["report_open"] = reports[0].id  # the report asked for, now made
-        st.session_state.pop("report_asked")
-    if st.session_state.get("report_open") not in by_id:
-        st.session_state["report_open"] = reports[0].id
-    st.selectbox(
-        f"Kept reports ({len(reports):,})",
-        list(by_id),
-        key="report_open",
-        format_func=lambda i: listed_label(by_id[i]),
+    by_id = {r.id or 0: r for r in reports}
+    chosen = kept_choice(
+        "report", list(by_id), f"Kept reports ({len(reports):,})", lambda i: listed_label(by_id[i])
     )
     with st.container(border=True, key="report_opened"):
         try:
-            opened = kept(store, st.session_state["report_open"])
+            opened = kept(store, chosen)
         except NotFound:  # deleted in another session meanwhile
             st.caption("That report was deleted meanwhile.")
             return
@@ -127,12 +122,11 @@ def making(
     model: str | None,
 ) -> None:
     job = running_job(worker, notebook.id, REPORT)
-    last = [j for j in worker.queue.jobs(notebook.id) if j.kind == REPORT]
-    if job is None and last and last[-1].status == FAILED:
-        st.error(escape_markdown(f"The last report was not made: {last[-1].error}"))
-    sources = {d.id: d for d in store.documents(notebook.id) if d.enabled}
+    failed = last_failed(worker, notebook.id, REPORT)
+    if failed is not None:
+        st.error(escape_markdown(f"The last report was not made: {failed.error}"))
+    sources = sources_in_use(store, notebook.id)
     if not sources:
-        st.caption("No sources in use yet: add some under Sources, or switch them on there.")
         return
     with_model = llm is not None and bool(model)
     kinds = list(QUOTED_KINDS + WRITTEN_KINDS) if with_model else list(QUOTED_KINDS)
@@ -168,22 +162,7 @@ def making(
             help="Otherwise they are kept and marked “no close match”; either way the count is "
             "said.",
         )
-    scope = st.radio(
-        "Sources",
-        [ALL, CHOSEN],
-        key="report_scope",
-        horizontal=True,
-        format_func=lambda s: (
-            f"All {count(len(sources), 'source')} in use" if s == ALL else "Chosen"
-        ),
-    )
-    if scope == CHOSEN:
-        st.multiselect(
-            "Chosen sources",
-            list(sources),
-            key="report_sources",
-            format_func=lambda i: sources[i].title,
-        )
+    chosen_sources("report", sources)
     writer = f" with {escape_markdown(model or '')}" if kind in WRITTEN_KINDS else ""
     st.button(
         f"Make a {KIND_NAMES[kind].lower()}{writer}",
@@ -194,9 +173,7 @@ def making(
         help="In the background: the report is kept, and shows here when it is made.",
     )
     if job is not None:
-        fraction = min(job.done / job.total, 1.0) if job.total else 0.0
-        st.progress(fraction, text=escape_markdown(f"{job.filename}: {job.label or 'waiting'}"))
-        rerun_when_made(worker, notebook.id)
+        job_progress(worker, job)
 
 
 def make(
@@ -211,12 +188,11 @@ def make(
     state = st.session_state
     kind = state.get("report_kind", QUOTED_KINDS[0])
     instructions = state.get("report_instructions", "").strip() if kind in WRITTEN_KINDS else ""
-    chosen = tuple(state.get("report_sources", ())) if state.get("report_scope") == CHOSEN else ()
     if kind == "custom" and not instructions:
         state["flash"] = ("error", "Write the instructions for a custom report first.")
         return
-    if state.get("report_scope") == CHOSEN and not chosen:
-        state["flash"] = ("error", "Choose at least one source, or make the report of all.")
+    chosen = sources_asked("report", "report")
+    if chosen is None:
         return
     writes = kind in WRITTEN_KINDS or (kind == "timeline" and state.get("report_labels"))
     try:
@@ -234,12 +210,6 @@ def make(
         return
     heads = kept_reports(store, notebook_id)
     state["report_asked"] = max((r.id or 0 for r in heads), default=0)  # opens when made
-
-
-@st.fragment(run_every=REFRESH_SECONDS)
-def rerun_when_made(worker: ImportWorker, notebook_id: int) -> None:
-    if running_job(worker, notebook_id, REPORT) is None:
-        st.rerun(scope="app")
 
 
 # --- the kept reports -------------------------------------------------------------------------
@@ -475,29 +445,8 @@ def cite_card(store: Store, report: Report, cite: ReportCite) -> None:
     opens the range in its source."""
     message = report.id or 0
     passage = as_passage(cite)
-    span = (
-        cite.span if cite.span and cite.start <= cite.span[0] < cite.span[1] <= cite.end else None
-    )
-    drawn = [(*span, f"span-{message}-{cite.n}-{span[0]}-{span[1]}")] if span else []
-    st.html(
-        card_html(
-            message_id=message,
-            n=cite.n,
-            title=cite.title,
-            document_id=cite.document_id,
-            start=cite.start,
-            end=cite.end,
-            page_start=cite.page,
-            page_end=cite.page,
-            passage_text=cite.quote,
-            document_text=document_text(str(store.path), cite.document_id, store),
-            stale=cite.stale,
-            spans=drawn,
-            ocr=read_by_ocr(store, passage),
-            reflow=page_text(store, passage),
-            seconds=cite.seconds,
-        )
-    )
+    span = checked_span(cite)
+    st.html(cite_card_html(store, message, cite))
     player(store, passage)
     page_view(store, message, passage, shown=False, spans=(span,) if span else ())
     if not cite.stale:
@@ -509,6 +458,37 @@ def cite_card(store: Store, report: Report, cite: ReportCite) -> None:
             type="tertiary",
             help="Show this range highlighted in its source's text",
         )
+
+
+def checked_span(cite: ReportCite) -> tuple[int, int] | None:
+    """The citation's support span when it lies inside its range."""
+    span = cite.span
+    return span if span and cite.start <= span[0] < span[1] <= cite.end else None
+
+
+def cite_card_html(store: Store, message: int, cite: ReportCite) -> str:
+    """The answer's card of a citation (of a report, an audio overview), its support span
+    highlighted."""
+    passage = as_passage(cite)
+    span = checked_span(cite)
+    drawn = [(*span, f"span-{message}-{cite.n}-{span[0]}-{span[1]}")] if span else []
+    return card_html(
+        message_id=message,
+        n=cite.n,
+        title=cite.title,
+        document_id=cite.document_id,
+        start=cite.start,
+        end=cite.end,
+        page_start=cite.page,
+        page_end=cite.page,
+        passage_text=cite.quote,
+        document_text=document_text(str(store.path), cite.document_id, store),
+        stale=cite.stale,
+        spans=drawn,
+        ocr=read_by_ocr(store, passage),
+        reflow=page_text(store, passage),
+        seconds=cite.seconds,
+    )
 
 
 def open_cite(notebook_id: int, cite: ReportCite) -> None:

@@ -23,7 +23,7 @@ from knownote.ui.common import count, running_job
 from knownote.ui.download import prepare
 from knownote.ui.imports import progress_of
 
-CARDS_SECTION, REPORTS_SECTION = "Cards and quizzes", "Reports"
+CARDS_SECTION, REPORTS_SECTION, AUDIO_SECTION = "Cards and quizzes", "Reports", "Audio"
 REVIEW_SIZE = 20  # cards in one review session at most
 LISTED = 30  # cards listed at first ("Show more" adds as many)
 LABEL = (
@@ -42,13 +42,18 @@ def study_view(
 ) -> None:
     st.session_state.setdefault("study_section", CARDS_SECTION)
     section = st.segmented_control(
-        "Study", [CARDS_SECTION, REPORTS_SECTION], key="study_section", required=True,
-        label_visibility="collapsed",
+        "Study", [CARDS_SECTION, REPORTS_SECTION, AUDIO_SECTION], key="study_section",
+        required=True, label_visibility="collapsed",
     )  # fmt: skip
     if section == REPORTS_SECTION:
         from knownote.ui.reports import reports_section  # here: it loads the report writers
 
         reports_section(store, notebook, app_url, worker, llm, model)
+        return
+    if section == AUDIO_SECTION:
+        from knownote.ui.audio import audio_section  # here: it loads the voices
+
+        audio_section(store, notebook, app_url, worker, llm, model)
         return
     making(store, notebook, worker, llm, model)
     shown = cards(store, notebook.id)

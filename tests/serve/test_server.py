@@ -53,7 +53,8 @@ def test_tools_have_descriptions_and_schemas_and_writes_need_the_flag(library, t
     assert search["required"] == ["notebook", "question"]
     assert {"k", "mode", "sources"} <= set(search["properties"])
     assert all(p.get("description") for p in search["properties"].values())
-    assert set(anyio.run(listed, "--allow-writes")) == READ_TOOLS | {"add_source", "save_note"}
+    writes = {"add_source", "save_note", "make_audio_overview"}
+    assert set(anyio.run(listed, "--allow-writes")) == READ_TOOLS | writes
 
 
 def test_search_and_read_return_ranges_that_resolve_with_links_to_them(library: Library, tmp_path):

@@ -493,3 +493,21 @@ def test_a_backup_carries_the_cards_and_their_schedule(store, notebook, tmp_path
         assert study_state(again, notebook.id) == study_state(store, notebook.id)
     finally:
         again.close()
+
+
+def test_an_archive_of_format_7_imports_without_audio_overviews(small_archive, tmp_path, fresh):
+    from tests.hostile_archives import _entries, _manifest, _rebuild
+
+    entries = _entries(small_archive.read_bytes())
+    manifest = _manifest(entries)
+    for table in TABLES:
+        if table.since == 8:
+            del entries[f"tables/{table.name}.arrow"], manifest["rows"][table.name]
+            del manifest["digests"][table.name]
+    manifest["version"] = 7
+    archive = tmp_path / "format7.knownote"
+    archive.write_bytes(_rebuild(entries, manifest, rehash=True))
+    result = import_notebook(fresh, archive, max_bytes=MAX)
+    assert check_store(fresh) == (3, [])
+    assert fresh.db.execute("SELECT count(*) FROM audio_overviews").fetchall() == [(0,)]
+    assert len(fresh.documents(result.notebook_id)) == 3

@@ -199,3 +199,28 @@ def test_read_again_by_ocr_adds_a_new_version_beside_the_source(home: Path):
     shown = texts(at)
     assert "⚠ Read again by OCR\\: version 2 of this file, beside the earlier one\\." in shown
     assert "✓ memo\\.pdf (read again by OCR): 1 page, 1 passage" in shown
+
+
+def test_an_audio_overview_in_the_queue_says_the_line_spoken_then_its_length(home: Path):
+    at = create_notebook(start(home))
+    db = duckdb.connect(str(Settings().with_(home=home).db_path))
+    try:
+        (notebook_id,) = db.execute("SELECT min(id) FROM notebooks").fetchone()
+        db.execute(
+            "INSERT INTO import_jobs (notebook_id, filename, sha256, size, passage_size, status, "
+            "label, stage, done, total, kind, passages, warnings) VALUES "
+            "(?, 'Audio overview: Deep Dive', '', 0, 0, 'running', 'Speaking line 12 of 40', "
+            "'audio-overview', 11, 40, 'audio-overview', 0, []), "
+            "(?, 'Audio overview: Brief', '', 0, 0, 'imported', NULL, 'audio-overview', 9, 9, "
+            "'audio-overview', 9, ['1:02 of audio, 9 lines; 2 written lines dropped', 'a note'])",
+            [notebook_id, notebook_id],
+        )
+    finally:
+        db.close()
+    at.run()
+    (bar,) = at.get("progress")
+    assert r"Audio overview\: Deep Dive: Speaking line 12 of 40" in bar.proto.text  # escaped
+    assert bar.proto.value == 27
+    said = texts(at)
+    assert r"✓ Audio overview\: Brief: 1\:02 of audio, 9 lines; 2 written lines dropped" in said
+    assert "a note" in said
