@@ -36,7 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import numpy as np
 
-from knownote.measure.transcripts import word_error_rate
+from knownote.measure.transcripts import character_error_rate, word_error_rate
 from knownote.read.audio import packaged_model
 from knownote.settings import Settings
 from knownote.voice import voices
@@ -89,19 +89,6 @@ def kana(text: str) -> str:
     import pyopenjtalk
 
     return pyopenjtalk.g2p(text, kana=True)
-
-
-def character_error_rate(reference: str, hypothesis: str) -> float:
-    """Edits / characters of the reference, letters and digits only (no spaces, punctuation)."""
-    ref = [c for c in reference if c.isalnum()]
-    hyp = [c for c in hypothesis if c.isalnum()]
-    previous = list(range(len(hyp) + 1))
-    for i, r in enumerate(ref, 1):
-        current = [i]
-        for j, h in enumerate(hyp, 1):
-            current.append(min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (r != h)))
-        previous = current
-    return previous[-1] / max(1, len(ref))
 
 
 @functools.cache

@@ -18,7 +18,7 @@ BELOW_ANSWER = {"read", "index", "store", "search"}
 # What each stage may import besides itself; `errors` and `settings` are open to every stage.
 ALLOWED: dict[str, set[str]] = {
     "read": set(),
-    "voice": set(),
+    "voice": {"read", "index"},
     "index": {"read"},
     "store": {"read", "index"},
     "search": {"read", "index", "store"},

@@ -19,7 +19,7 @@ MIN_LETTERS = 40  # fewer in a window: no language read from it
 MIN_SHARE = 0.25  # a second language must hold this share of the windows read
 MIN_QUESTION_LETTERS = 8  # "DPR?" or "42" says nothing of a language
 # Dialects and scripts py3langid tells apart that are one language to a reader here.
-_SAME = {"wuu": "zh", "yue": "zh", "nn": "no", "arz": "ar", "ary": "ar", "uzs": "uz"}
+DIALECTS = {"wuu": "zh", "yue": "zh", "nn": "no", "arz": "ar", "ary": "ar", "uzs": "uz"}
 NO_LANGUAGE = "zxx"
 
 
@@ -48,13 +48,13 @@ def language_name(code: str) -> str:
 
 
 @functools.cache
-def _identifier():
+def identifier():
     from py3langid.langid import _get_identifier
 
     identifier = _get_identifier()
     # Two-letter codes, without Volapük (tables of figures and names read as it).
     identifier.set_languages(
-        [c for c in identifier.labels if (len(c) == 2 and c != "vo") or c in _SAME]
+        [c for c in identifier.labels if (len(c) == 2 and c != "vo") or c in DIALECTS]
     )
     return identifier
 
@@ -67,8 +67,8 @@ def language_of(text: str) -> str | None:
     """The language of a short text (a question); None when it has hardly any letters."""
     if _letters(text) < MIN_QUESTION_LETTERS:
         return None
-    code, _ = _identifier().classify(text)
-    code = _SAME.get(code, code)
+    code, _ = identifier().classify(text)
+    code = DIALECTS.get(code, code)
     return None if code == NO_LANGUAGE else code
 
 
@@ -79,9 +79,9 @@ def language_among(text: str, codes: Sequence[str], least: float = 0.0) -> str |
     questions?" reads as French among all languages, as English against Chinese)."""
     if _letters(text) < MIN_QUESTION_LETTERS:
         return None
-    ranked = _identifier().rank(text)  # log-probabilities, best first
+    ranked = identifier().rank(text)  # log-probabilities, best first
     for label, score in ranked:
-        if (code := _SAME.get(label, label)) in codes:
+        if (code := DIALECTS.get(label, label)) in codes:
             return code if math.exp(score - ranked[0][1]) >= least else None
     return None
 

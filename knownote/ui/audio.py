@@ -34,15 +34,14 @@ from knownote.study.audio_overviews import delete_overview, kept, kept_overviews
 from knownote.ui.common import (
     ALREADY_DELETED,
     ask_before_deleting,
+    choice,
     chosen_sources,
     count,
-    job_progress,
+    form_start,
     kept_choice,
-    last_failed,
-    running_job,
+    make_button,
     set_confirm,
     sources_asked,
-    sources_in_use,
 )
 from knownote.ui.download import prepare
 from knownote.ui.reports import cite_card_html
@@ -114,24 +113,12 @@ def making(
     llm: AnswerServers | None,
     model: str | None,
 ) -> None:
-    job = running_job(worker, notebook.id, AUDIO)
-    failed = last_failed(worker, notebook.id, AUDIO)
-    if failed is not None:
-        st.error(escape_markdown(f"The last audio overview was not made: {failed.error}"))
-    sources = sources_in_use(store, notebook.id)
+    job, sources = form_start(store, worker, notebook.id, AUDIO, "audio overview")
     if not sources:
         return
     with_model = llm is not None and bool(model)
-    formats = list(WRITTEN_FORMATS + QUOTED_FORMATS) if with_model else list(QUOTED_FORMATS)
-    if st.session_state.get("audio_format") not in formats:
-        st.session_state["audio_format"] = formats[0]
-    chosen = st.radio(
-        "Format",
-        formats,
-        key="audio_format",
-        horizontal=True,
-        format_func=FORMAT_NAMES.__getitem__,
-    )
+    formats = WRITTEN_FORMATS + QUOTED_FORMATS if with_model else QUOTED_FORMATS
+    chosen = choice("Format", formats, "audio_format", FORMAT_NAMES)
     st.caption(FORMAT_HELP[chosen])
     if not with_model:
         st.caption(NO_MODEL)
@@ -166,16 +153,15 @@ def making(
         )
     chosen_sources("audio", sources)
     writer = f" with {escape_markdown(model or '')}" if chosen in WRITTEN_FORMATS else ""
-    st.button(
+    make_button(
         f"Make a {FORMAT_NAMES[chosen].split(' (')[0].lower()}{writer}",
-        key="make_audio",
-        on_click=make,
-        args=(store, worker, notebook.id, llm, model),
-        disabled=job is not None,  # one at a time; the form keeps its choices meanwhile
-        help="In the background: the overview is kept, and shows here when it is made.",
+        "make_audio",
+        make,
+        (store, worker, notebook.id, llm, model),
+        worker,
+        job,
+        "overview",
     )
-    if job is not None:
-        job_progress(worker, job)
 
 
 def make(

@@ -87,6 +87,48 @@ def last_failed(worker: ImportWorker, notebook_id: int, kind: str) -> Job | None
     return jobs[-1]
 
 
+def form_start(
+    store: Store, worker: ImportWorker, notebook_id: int, kind: str, what: str
+) -> tuple[Job | None, dict[int, Document]]:
+    """The start of a form that queues a `kind` of job (a report, an audio overview): its job
+    waiting or running, the last one's failure said, and the sources in use (said when none)."""
+    failed = last_failed(worker, notebook_id, kind)
+    if failed is not None:
+        st.error(escape_markdown(f"The last {what} was not made: {failed.error}"))
+    return running_job(worker, notebook_id, kind), sources_in_use(store, notebook_id)
+
+
+def choice(label: str, options: Sequence[str], key: str, names: Mapping[str, str]) -> str:
+    """A horizontal radio of `options` named by `names`, keeping its choice while it is offered
+    (a model connected or not changes what is)."""
+    if st.session_state.get(key) not in options:
+        st.session_state[key] = options[0]
+    return st.radio(label, list(options), key=key, horizontal=True, format_func=names.__getitem__)
+
+
+def make_button(
+    label: str,
+    key: str,
+    on_click: Callable[..., None],
+    args: tuple,
+    worker: ImportWorker,
+    job: Job | None,
+    what: str,
+) -> None:
+    """The button that queues the job, off while one runs (the form keeps its choices
+    meanwhile), and the running job's progress."""
+    st.button(
+        label,
+        key=key,
+        on_click=on_click,
+        args=args,
+        disabled=job is not None,
+        help=f"In the background: the {what} is kept, and shows here when it is made.",
+    )
+    if job is not None:
+        job_progress(worker, job)
+
+
 def chosen_sources(prefix: str, sources: Mapping[int, Document]) -> None:
     """'All N sources in use' or 'Chosen', and the sources chosen (widget keys PREFIX_scope,
     PREFIX_sources; read them back with `sources_asked`)."""

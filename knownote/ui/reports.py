@@ -43,16 +43,15 @@ from knownote.ui.chat import page_text, player, read_by_ocr
 from knownote.ui.common import (
     ALREADY_DELETED,
     ask_before_deleting,
+    choice,
     chosen_sources,
     count,
     document_text,
-    job_progress,
+    form_start,
     kept_choice,
-    last_failed,
-    running_job,
+    make_button,
     set_confirm,
     sources_asked,
-    sources_in_use,
 )
 from knownote.ui.download import prepare
 from knownote.ui.page import page_view
@@ -121,24 +120,12 @@ def making(
     llm: AnswerServers | None,
     model: str | None,
 ) -> None:
-    job = running_job(worker, notebook.id, REPORT)
-    failed = last_failed(worker, notebook.id, REPORT)
-    if failed is not None:
-        st.error(escape_markdown(f"The last report was not made: {failed.error}"))
-    sources = sources_in_use(store, notebook.id)
+    job, sources = form_start(store, worker, notebook.id, REPORT, "report")
     if not sources:
         return
     with_model = llm is not None and bool(model)
-    kinds = list(QUOTED_KINDS + WRITTEN_KINDS) if with_model else list(QUOTED_KINDS)
-    if st.session_state.get("report_kind") not in kinds:
-        st.session_state["report_kind"] = kinds[0]
-    kind = st.radio(
-        "Kind of report",
-        kinds,
-        key="report_kind",
-        horizontal=True,
-        format_func=KIND_NAMES.__getitem__,
-    )
+    kinds = QUOTED_KINDS + WRITTEN_KINDS if with_model else QUOTED_KINDS
+    kind = choice("Kind of report", kinds, "report_kind", KIND_NAMES)
     st.caption(KIND_HELP[kind])
     if not with_model:
         st.caption(NO_MODEL)
@@ -164,16 +151,15 @@ def making(
         )
     chosen_sources("report", sources)
     writer = f" with {escape_markdown(model or '')}" if kind in WRITTEN_KINDS else ""
-    st.button(
+    make_button(
         f"Make a {KIND_NAMES[kind].lower()}{writer}",
-        key="make_report",
-        on_click=make,
-        args=(store, worker, notebook.id, llm, model),
-        disabled=job is not None,  # one report at a time; the form keeps its choices meanwhile
-        help="In the background: the report is kept, and shows here when it is made.",
+        "make_report",
+        make,
+        (store, worker, notebook.id, llm, model),
+        worker,
+        job,
+        "report",
     )
-    if job is not None:
-        job_progress(worker, job)
 
 
 def make(

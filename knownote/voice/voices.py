@@ -26,6 +26,7 @@ from pathlib import Path
 import numpy as np
 
 from knownote.errors import ModelError, NoVoice
+from knownote.index.language import DIALECTS, identifier
 from knownote.settings import Settings
 from knownote.voice.encode import SAMPLE_RATE, resample
 
@@ -146,30 +147,14 @@ def _language_of(text: str, current: str) -> str | None:
     own_script = _script(text) == _SCRIPTS.get(current, "LATIN")
     if own_script and letters < MIN_LETTERS:
         return None
-    ranked = dict(_identifier().rank(text))
+    ranked = dict(identifier().rank(text))
     best = max(ranked, key=ranked.__getitem__)
     if not own_script:
-        return _SAME.get(best, best)
+        return DIALECTS.get(best, best)
     if letters < SURE_LETTERS or current not in ranked:
         return None
     sure = ranked[current] - ranked[best] < np.log(SURE_ODDS)
-    return _SAME.get(best, best) if sure else None
-
-
-# Dialects py3langid tells apart that one voice speaks.
-_SAME = {"wuu": "zh", "yue": "zh", "nn": "no", "arz": "ar", "ary": "ar", "uzs": "uz"}
-
-
-@functools.cache
-def _identifier():
-    from py3langid.langid import _get_identifier
-
-    identifier = _get_identifier()
-    # Two-letter codes, without Volapük (tables of figures and names read as it).
-    identifier.set_languages(
-        [c for c in identifier.labels if (len(c) == 2 and c != "vo") or c in _SAME]
-    )
-    return identifier
+    return DIALECTS.get(best, best) if sure else None
 
 
 def espeak_voices(language: str) -> tuple[Voice, Voice]:
