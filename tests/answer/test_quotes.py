@@ -172,6 +172,40 @@ def test_a_hit_without_a_language_is_never_marked(embedder):
     assert cited == {1} and not text.startswith("(")
 
 
+TESLA = (
+    "Tesla was renowned for his achievements and showmanship. Tesla died on 7 January 1943. "
+    "His work fell into relative obscurity after his death."
+)
+WARSAW = (
+    "华沙自古就是一座多元文化的城市。据1901年人口普查，华沙711,988名居民中56.2%为天主教徒，"
+    "35.7%为犹太人。八年后，城中的犹太人更多了。"
+)
+
+
+@pytest.mark.parametrize(
+    ("passage", "question", "answer"),
+    [
+        (TESLA, "When did Tesla die?", "Tesla died on 7 January 1943."),
+        (WARSAW, "1901年华沙有多少居民？", "据1901年人口普查，华沙711,988名居民中"),
+    ],
+)
+def test_a_sentence_of_dates_and_figures_is_quoted(embedder, passage, question, answer):
+    hit = Hit(1, 1, "Note", 0, 0, len(passage), None, None, 1.0, passage)
+    text, _ = extractive_answer(embedder, question, [hit])
+    assert first_quote(text).startswith(answer), text
+
+
+@pytest.mark.parametrize("axis", ["0 20 40 60 80 100", "年份 2019 2020 2021", "PaSa 0.4834 0.6947"])
+def test_a_row_of_numbers_is_not_quoted(embedder, axis):
+    passage = (
+        f"The figure plots recall against the papers read.\n\n{axis}\n\n"
+        "Recall rises fastest over the first twenty papers read by the agent."
+    )
+    hit = Hit(1, 1, "Note", 0, 0, len(passage), None, None, 1.0, passage)
+    text, _ = extractive_answer(embedder, "How does recall change with the papers read?", [hit])
+    assert axis not in text and "Recall rises" in text
+
+
 # --- roles: quotes drawn from prose -----------------------------------------------------------
 
 PAPER = (
