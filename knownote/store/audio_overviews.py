@@ -18,7 +18,7 @@ import duckdb
 
 from knownote.errors import NotFound
 from knownote.store.db import Store
-from knownote.store.reports import KeptCite
+from knownote.store.reports import CITE_COLUMNS, KeptCite, cite_row, kept_cite
 
 ITEM_TABLES = ("audio_lines", "audio_cites", "audio_sources")
 
@@ -98,14 +98,8 @@ def save_overview(
         if cites:
             db.executemany(
                 "INSERT INTO audio_cites VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [
-                    [
-                        overview_id, c.n, c.document_id, c.title, c.start, c.end, c.quote,
-                        c.page, *(c.seconds or (None, None)), *(c.span or (None, None)),
-                    ]
-                    for c in cites
-                ],
-            )  # fmt: skip
+                [cite_row(overview_id, c) for c in cites],
+            )
     return overview_id
 
 
@@ -122,21 +116,13 @@ def kept_overview(store: Store, overview_id: int) -> KeptAudio:
             [overview_id],
         ).fetchall()
         cites = db.execute(
-            'SELECT n, document_id, title, start, "end", quote, page, seconds_start, '
-            "seconds_end, span_start, span_end FROM audio_cites WHERE overview_id = ? ORDER BY n",
+            f"SELECT {CITE_COLUMNS} FROM audio_cites WHERE overview_id = ? ORDER BY n",
             [overview_id],
         ).fetchall()
     return KeptAudio(
         *_head(head[0]),
         lines=tuple(KeptAudioLine(r[0], r[1], tuple(r[2]), *r[3:]) for r in lines),
-        cites=tuple(
-            KeptCite(
-                *r[:7],
-                seconds=None if r[7] is None else (r[7], r[8]),
-                span=None if r[9] is None else (r[9], r[10]),
-            )
-            for r in cites
-        ),
+        cites=tuple(kept_cite(r) for r in cites),
     )
 
 

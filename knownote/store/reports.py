@@ -113,14 +113,8 @@ def save_report(
         if cites:
             db.executemany(
                 "INSERT INTO report_cites VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [
-                    [
-                        report_id, c.n, c.document_id, c.title, c.start, c.end, c.quote, c.page,
-                        *(c.seconds or (None, None)), *(c.span or (None, None)),
-                    ]
-                    for c in cites
-                ],
-            )  # fmt: skip
+                [cite_row(report_id, c) for c in cites],
+            )
     return report_id
 
 
@@ -137,21 +131,33 @@ def kept_report(store: Store, report_id: int) -> KeptReport:
             [report_id],
         ).fetchall()
         cites = db.execute(
-            'SELECT n, document_id, title, start, "end", quote, page, seconds_start, '
-            "seconds_end, span_start, span_end FROM report_cites WHERE report_id = ? ORDER BY n",
-            [report_id],
+            f"SELECT {CITE_COLUMNS} FROM report_cites WHERE report_id = ? ORDER BY n", [report_id]
         ).fetchall()
     return KeptReport(
         *_head(head[0]),
         lines=tuple(KeptLine(r[0], r[1], tuple(r[2]), *r[3:]) for r in lines),
-        cites=tuple(
-            KeptCite(
-                *r[:7],
-                seconds=None if r[7] is None else (r[7], r[8]),
-                span=None if r[9] is None else (r[9], r[10]),
-            )
-            for r in cites
-        ),
+        cites=tuple(kept_cite(r) for r in cites),
+    )
+
+
+def cite_row(owner_id: int, c: KeptCite) -> list:
+    """A citation as a row of `report_cites` or `audio_cites` (whose columns are the same)."""
+    seconds, span = c.seconds or (None, None), c.span or (None, None)
+    return [owner_id, c.n, c.document_id, c.title, c.start, c.end, c.quote, c.page, *seconds, *span]
+
+
+# A citation's columns in `report_cites` and `audio_cites`, as `kept_cite` reads them.
+CITE_COLUMNS = (
+    'n, document_id, title, start, "end", quote, page, seconds_start, seconds_end, span_start, '
+    "span_end"
+)
+
+
+def kept_cite(row: tuple) -> KeptCite:
+    return KeptCite(
+        *row[:7],
+        seconds=None if row[7] is None else (row[7], row[8]),
+        span=None if row[9] is None else (row[9], row[10]),
     )
 
 

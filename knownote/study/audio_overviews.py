@@ -14,8 +14,7 @@ from knownote.answer.report import ReportCite
 from knownote.store import audio_overviews as kept_store
 from knownote.store.audio_overviews import KeptAudio, KeptAudioLine
 from knownote.store.db import Store
-from knownote.store.reports import KeptCite
-from knownote.study.reports import checked_cites
+from knownote.study.reports import checked_cites, kept_cites
 
 
 def keep(store: Store, overview: AudioOverview) -> int:
@@ -31,11 +30,7 @@ def keep(store: Store, overview: AudioOverview) -> int:
         KeptAudioLine(x.text, x.speaker, tuple(x.cites), x.spoken, x.start_s, x.end_s)
         for x in overview.lines
     ]
-    cites = [
-        KeptCite(c.n, c.document_id, c.title, c.start, c.end, c.quote, c.page, c.seconds, c.span)
-        for c in overview.cites
-    ]
-    return kept_store.save_overview(store, head, lines, cites)
+    return kept_store.save_overview(store, head, lines, kept_cites(overview.cites))
 
 
 def kept(store: Store, overview_id: int) -> AudioOverview:

@@ -48,11 +48,15 @@ def keep(store: Store, report: Report) -> int:
         KeptLine(x.text, x.style, tuple(x.cites), x.label, x.date, x.unsupported, x.continues)
         for x in report.lines
     ]
-    cites = [
+    return kept_store.save_report(store, head, lines, kept_cites(report.cites))
+
+
+def kept_cites(cites: Sequence[ReportCite]) -> list[KeptCite]:
+    """Citations as the store keeps them (a report's, an audio overview's)."""
+    return [
         KeptCite(c.n, c.document_id, c.title, c.start, c.end, c.quote, c.page, c.seconds, c.span)
-        for c in report.cites
+        for c in cites
     ]
-    return kept_store.save_report(store, head, lines, cites)
 
 
 def kept(store: Store, report_id: int) -> Report:
