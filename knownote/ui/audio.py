@@ -5,12 +5,15 @@ ones, play one beside its transcript with the cards of what each line cites, dow
 
 The player is one HTML block (knownote.show.audio_player) in a component's iframe, where its
 script marks the line being spoken and plays from a clicked line; its cards are the answers'.
+Its audio is served as st.audio's is, from the app's media files, so that a rerun sends the
+player a short URL, not the whole file again.
 """
 
 from __future__ import annotations
 
 import streamlit as st
 import streamlit.components.v1 as components
+from streamlit import runtime
 
 from knownote.answer.audio_overview import (
     FORMAT_NAMES,
@@ -246,8 +249,17 @@ def show_overview(store: Store, overview: AudioOverview, app_url: str) -> None:
         audio = b""
     message = overview.id or 0
     cards = {c.n: cite_card_html(store, message, c) for c in overview.cites}
-    player = player_html(overview, audio_source(audio), cards)
+    player = player_html(overview, audio_url(audio, f"kn-audio-{message}"), cards)
     components.html(player, height=player_height(overview))
+
+
+def audio_url(audio: bytes, name: str) -> str:
+    """Where the page fetches the audio: the app's media file for these bytes (kept while this
+    session shows it, as st.audio's is; the same bytes, the same URL), or a data: URL where no
+    server runs (AppTest)."""
+    if not runtime.exists():
+        return audio_source(audio)
+    return runtime.get_instance().media_file_mgr.add(audio, "audio/ogg", name)
 
 
 def toolbar(store: Store, overview: AudioOverview, app_url: str) -> None:
