@@ -7,9 +7,9 @@ talk moves on to other sources), and each line's time range in the joined audio 
 its first sample to the start of the next line, so the ranges cover the audio without gaps. The
 audio is encoded as Ogg/Opus, kept beside the imported files by its hash, and the overview kept
 (knownote.study.audio_overviews). Speaking is CPU-heavy: each voice is loaded once and the lines
-are spoken in order, one at a time. benchmarks/audio_overview.py measures the alternatives on two
-cores: speaking the next line in a second thread gained nothing, and two lines at once was 1.79x
-as fast on an idle machine but slower while other work shared the cores; not yet taken.
+are spoken in order, one at a time: with both English hosts on hibari, a 5-minute overview is
+spoken in seconds (benchmarks/audio_overview.py; docs/voices.md), so the threads it measures
+beside that are not worth their cost.
 """
 
 from __future__ import annotations
