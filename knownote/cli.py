@@ -1067,7 +1067,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--password", help="password for encrypted PDFs")
     p.add_argument("--json", action="store_true")
-    p.set_defaults(run=cmd_import)
+    p.set_defaults(run=cmd_import, reads_files=True)
 
     p = sub.add_parser("notebooks", help="list notebooks with their document and passage counts")
     p.add_argument("--json", action="store_true")
@@ -1105,7 +1105,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("document_id", type=parse_id)
     p.add_argument("--password", help="password of an encrypted PDF (it is not stored)")
     p.add_argument("--json", action="store_true")
-    p.set_defaults(run=cmd_ocr)
+    p.set_defaults(run=cmd_ocr, reads_files=True)
 
     p = sub.add_parser("page", help="write a PDF passage's page(s) as PNG, the passage highlighted")
     p.add_argument("document_id", type=parse_id)
@@ -1364,6 +1364,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         settings = settings.with_(home=args.db.parent)
     db_path = args.db or settings.db_path
     args.db_path = db_path
+    if getattr(args, "reads_files", False):
+        from knownote.read.timelimit import start_reader_server
+
+        # First: its readers load (seconds) while this process loads the store and the model.
+        start_reader_server()
     try:
         from knownote.store.db import Store
 

