@@ -15,11 +15,17 @@ from dataclasses import dataclass
 
 import duckdb
 import numpy as np
-import pyarrow as pa
 
 from knownote.errors import NotFound
 from knownote.index.codes import insert_codes
-from knownote.store.db import Store, arrow_table, ensure_vectors_table, vectors_table
+from knownote.store.db import (
+    Store,
+    arrow_table,
+    ensure_vectors_table,
+    insert_rows,
+    vector_rows,
+    vectors_table,
+)
 
 
 @dataclass(frozen=True)
@@ -134,18 +140,7 @@ def stage_vectors(
         table = _ensure_staged(db, reembed.dim)
         ids = [i for i, _ in rows]
         db.execute(f"DELETE FROM {table} WHERE passage_id IN (SELECT unnest(?::BIGINT[]))", [ids])
-        flat = pa.array(np.ascontiguousarray(vectors, dtype=np.float32).ravel())
-        rows = pa.table(
-            {
-                "passage_id": pa.array(ids, pa.int64()),
-                "embedding": pa.FixedSizeListArray.from_arrays(flat, reembed.dim),
-            }
-        )
-        db.register("staged_rows", rows)
-        try:
-            db.execute(f"INSERT INTO {table} SELECT * FROM staged_rows")
-        finally:
-            db.unregister("staged_rows")
+        insert_rows(db, table, vector_rows(ids, vectors))
 
 
 def finish_reembed(store: Store, reembed: Reembed, embedded_as: str) -> bool:
