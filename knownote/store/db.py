@@ -142,7 +142,7 @@ def insert_rows(
     """Insert columns of numpy arrays (or an Arrow table) into `table`, matched by name.
 
     DuckDB reads numpy arrays in place, without the pandas import that Arrow arrays made from
-    Python objects cost (3.2 s of a cold import, see docs/benchmarks.md)."""
+    Python objects cost (0.6–3.2 s of a cold import by the load, docs/benchmarks.md)."""
     columns = rows.column_names if isinstance(rows, pa.Table) else list(rows)
     names = ", ".join(f'"{name}"' for name in columns)
     db.register("new_rows", rows)
