@@ -9,9 +9,11 @@ is read whole. Text with too few letters (tables of figures, a code listing) has
 from __future__ import annotations
 
 import functools
+import importlib.metadata
 import math
 from collections import Counter
 from collections.abc import Sequence
+from pathlib import Path
 
 SAMPLES = 16  # windows read across a document
 SAMPLE_CHARS = 600
@@ -49,14 +51,53 @@ def language_name(code: str) -> str:
 
 @functools.cache
 def identifier():
-    from py3langid.langid import _get_identifier
+    from py3langid.langid import LanguageIdentifier
 
-    identifier = _get_identifier()
+    ptc, pc, classes, nextmove, row, output = _model_arrays()
+    identifier = LanguageIdentifier(ptc, pc, classes, nextmove, output, tk_row=row)
     # Two-letter codes, without Volapük (tables of figures and names read as it).
     identifier.set_languages(
         [c for c in identifier.labels if (len(c) == 2 and c != "vo") or c in DIALECTS]
     )
     return identifier
+
+
+def _model_arrays() -> tuple:
+    """py3langid's model as its loader gives it, from an uncompressed copy in the model cache.
+
+    The package ships the model LZMA-compressed: unpacking it took 1.0-1.3 s of every process's
+    first document or question (the longest step of a cold import before its embedding); the
+    copy, made once per machine, loads in a few hundredths.
+    """
+    from array import array
+
+    import numpy as np
+    from py3langid.langid import MODEL_DIR, MODEL_FILE
+    from py3langid.modelio import load_model
+
+    from knownote.index.onnx_export import make_once
+    from knownote.settings import Settings
+
+    packed = MODEL_DIR / MODEL_FILE
+    version = importlib.metadata.version("py3langid")
+    copy = Settings().model_cache / f"py3langid-{version}-{packed.stat().st_size}.npz"
+
+    def unpack(tmp: Path) -> None:
+        ptc, pc, classes, nextmove, row, output = load_model(packed)
+        with tmp.open("wb") as file:  # np.savez would add ".npz" to a path
+            np.savez(file, ptc=ptc, pc=pc, classes=np.array(classes), output=np.array(output),
+                     nextmove=np.frombuffer(nextmove, dtype=nextmove.typecode),
+                     row=np.frombuffer(row, dtype=row.typecode))  # fmt: skip
+
+    with np.load(make_once(copy, unpack), allow_pickle=False) as data:
+        return (
+            data["ptc"],
+            data["pc"],
+            data["classes"].tolist(),
+            array(data["nextmove"].dtype.char, data["nextmove"].tobytes()),
+            array(data["row"].dtype.char, data["row"].tobytes()),
+            data["output"].tolist(),
+        )
 
 
 def _letters(text: str) -> int:

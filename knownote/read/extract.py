@@ -9,28 +9,39 @@ no page. What a file is comes from sniff.py; each format has its reader (read_*.
 from __future__ import annotations
 
 import zipfile
+from typing import TYPE_CHECKING
 
 from knownote.errors import NoTextLayer
 from knownote.read.audio import SpeechOptions, transcribe
 from knownote.read.canonical import PAGE_SEPARATOR, clean_text, good_title, locate_headings
-from knownote.read.epub import extract_epub
 from knownote.read.extracted import Extracted, OcrLimits, OcrProgress, Page, too_many_chars
-from knownote.read.html import read_html
 from knownote.read.markdown import markdown_headings, markdown_roles, markdown_title
-from knownote.read.office import extract_docx, extract_pptx
-from knownote.read.pdf import (
-    PDF_TEXT_FLAGS,
-    extract_image,
-    extract_pdf,
-    ocr_warning,
-    pdf_page_text,
-    pdf_pages_to_ocr,
-)
 from knownote.read.roles import RoleRange, carry_over, reader_roles
 from knownote.read.sections import Heading
 from knownote.read.sniff import SUPPORTED, Decoded, detect_kind, display_name, sniff
-from knownote.read.web import read_web_page
 from knownote.read.zipcheck import check_zip
+
+# The readers of PDFs, office files, EPUBs and HTML load with their first file (PyMuPDF and its
+# layout model alone take a second or more): text and Markdown are read without waiting for them,
+# and the reader server loads them in turn (`timelimit.READERS`).
+if TYPE_CHECKING:
+    from knownote.read.pdf import (
+        PDF_TEXT_FLAGS,
+        ocr_warning,
+        pdf_page_text,
+        pdf_pages_to_ocr,
+    )
+
+_FROM_PDF = ("PDF_TEXT_FLAGS", "ocr_warning", "pdf_page_text", "pdf_pages_to_ocr")
+
+
+def __getattr__(name: str) -> object:
+    if name in _FROM_PDF:
+        from knownote.read import pdf
+
+        return getattr(pdf, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "PAGE_SEPARATOR",
@@ -72,18 +83,28 @@ def extract(
     kind, payload = sniff(data, name)
     ocr = ocr or OcrLimits()
     if kind == "pdf":
+        from knownote.read.pdf import extract_pdf
+
         result = extract_pdf(data, name, password, max_chars, max_pages, ocr, progress)
     elif kind == "image":
+        from knownote.read.pdf import extract_image
+
         result = extract_image(data, name, max_chars, ocr, progress)
     elif kind == "recording":
         result = transcribe(data, name, speech, progress)
     elif isinstance(payload, zipfile.ZipFile):
         check_zip(payload, data, name, max_chars)
         if kind == "docx":
+            from knownote.read.office import extract_docx
+
             result = extract_docx(data, name)
         elif kind == "pptx":
+            from knownote.read.office import extract_pptx
+
             result = extract_pptx(data, name, max_pages)
         else:
+            from knownote.read.epub import extract_epub
+
             result = extract_epub(payload, name, max_pages)
     else:
         assert isinstance(payload, Decoded)
@@ -92,6 +113,9 @@ def extract(
         headings: tuple[Heading, ...] = ()
         roles: tuple[RoleRange, ...] = ()
         if kind == "html":
+            from knownote.read.html import read_html
+            from knownote.read.web import read_web_page
+
             read = (read_web_page if main_content else read_html)(
                 payload.text, xml_first=payload.text.lstrip().startswith("<?xml")
             )

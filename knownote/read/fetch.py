@@ -16,11 +16,13 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 from urllib.parse import urljoin, urlsplit
 
-import httpx
-
 from knownote.errors import AddressRefused, FetchFailed
+
+if TYPE_CHECKING:  # loaded with the first fetch: a file's import need not wait for it
+    import httpx
 
 MAX_REDIRECTS = 5
 USER_AGENT = "KnowNote (a local notebook; fetches one page a person asked for)"
@@ -141,6 +143,8 @@ def fetch(
     Raises AddressRefused for addresses refused by default, FetchFailed for anything else a
     person can fix (a name not found, an error page, too large, too slow).
     """
+    import httpx
+
     url = url.strip()
     resolver = resolver or resolve
     deadline = time.monotonic() + 4 * timeout  # a server that trickles bytes forever
@@ -200,6 +204,8 @@ def fetch(
 
 
 def _read_bounded(response: httpx.Response, url: str, max_bytes: int, deadline: float) -> bytes:
+    import httpx
+
     declared = response.headers.get("content-length", "")
     if declared.isdigit() and int(declared) > max_bytes:
         raise FetchFailed(_too_large(url, max_bytes))

@@ -5,9 +5,9 @@ XML part that expands entities, text that makes a pattern backtrack). Parsing in
 cannot be interrupted inside a thread, so extraction runs in a child process, one per file,
 killed when its limit passes. The children are forked from a reader server
 (`python -m knownote.read.timelimit`): a fresh interpreter started once per app process, never
-a fork of the app with its threads, that has loaded the readers and does nothing but fork. A
-file's reading therefore starts in milliseconds instead of the second an interpreter takes to
-load the readers. The waiting thread only waits on a socket, so the app stays responsive.
+a fork of the app with its threads, that loads the readers and does nothing but fork (between
+two readers' loading it already answers, `READERS`). A file's reading therefore starts in
+milliseconds instead of the second an interpreter takes to load the readers. The waiting thread only waits on a socket, so the app stays responsive.
 Everything a reader needs comes with the file's arguments: the children see the environment
 the server started with.
 
@@ -105,17 +105,39 @@ def _child(sock: socket.socket) -> None:
     _send(sock, b"R", pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL))
 
 
+# What the server loads, lightest first, after what every child needs (`knownote.read.extract`,
+# with the text and Markdown readers): between two of them it answers the app, so a text file
+# read while PyMuPDF loads (a second or more) need not wait for it, and a child forked before a
+# reader has loaded loads it itself.
+READERS = (
+    "knownote.read.zipcheck",
+    "knownote.read.html",
+    "knownote.read.web",
+    "knownote.read.epub",
+    "knownote.read.office",
+    "pymupdf",
+    "knownote.read.pdf",
+)
+
+
 def _serve(control: socket.socket) -> None:
-    """The reader server: load the readers, then fork one child per socket the app sends, answer
-    with its pid, and when it ends write its exit status ("X") on that socket after whatever it
-    wrote. Ends (killing its children) when the app closes the control socket."""
+    """The reader server: load the readers (`READERS`), and meanwhile fork one child per socket
+    the app sends, answer with its pid, and when it ends write its exit status ("X") on that
+    socket after whatever it wrote. Ends (killing its children) when the app closes the control
+    socket."""
+    import importlib
+
     import knownote.read.extract  # noqa: F401  (what every child needs, loaded once)
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl+C in a terminal is for the app
 
+    to_load = list(READERS)
     children: dict[int, socket.socket] = {}
     while True:
-        ready, _, _ = select.select([control], [], [], 0.05 if children else None)
+        wait = 0 if to_load else 0.05 if children else None
+        ready, _, _ = select.select([control], [], [], wait)
+        if not ready and to_load:
+            importlib.import_module(to_load.pop(0))
         while children:
             pid, status = os.waitpid(-1, os.WNOHANG)
             if pid == 0:
@@ -368,3 +390,5 @@ def _result(result: tuple[str, object], name: str) -> Extracted:
 
 if __name__ == "__main__":
     _serve(socket.socket(fileno=int(sys.argv[1])))
+    # At once: tearing down the loaded readers took half a second that the app waited for.
+    os._exit(0)

@@ -62,3 +62,29 @@ def test_a_few_english_lines_in_a_chinese_text_are_not_a_second_language():
 def test_figures_without_words_have_no_language():
     assert document_languages("12 345 678\n" * 500) == ()
     assert document_languages("") == ()
+
+
+def test_the_model_loads_from_an_unpacked_copy_that_reads_as_py3langid_s_own(tmp_path, monkeypatch):
+    from py3langid.langid import _load_identifier
+
+    from knownote.index import language
+
+    monkeypatch.setenv("KNOWNOTE_MODEL_CACHE", str(tmp_path))
+    language.identifier.cache_clear()
+    try:
+        ours = language.identifier()
+        assert [p.name for p in tmp_path.glob("py3langid-*.npz")], "no copy was made"
+        theirs = _load_identifier(langs=list(ours.labels))
+        samples = [
+            corpus_file(name).read_text(encoding="utf-8")[:2000]
+            for name in (
+                "docs/web_text/md_zh_distributed_training_notes.md",
+                "docs/web_text/md_codeblocks.md",
+            )
+        ] + ["ノルマン人はどこに定住しましたか？", "Wann wurde der Eiffelturm fertiggestellt?"]
+        for text in samples:
+            assert ours.rank(text) == theirs.rank(text)
+        language.identifier.cache_clear()  # a second process reads the copy
+        assert language.identifier().rank(samples[0]) == theirs.rank(samples[0])
+    finally:
+        language.identifier.cache_clear()

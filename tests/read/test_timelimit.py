@@ -3,14 +3,19 @@ message, while the rest of the app keeps answering."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import threading
 import time
+from pathlib import Path
 
 from knownote.pipeline.ingest import import_file
 from knownote.read.timelimit import count_parts
 from tests.conftest import corpus_file
 from tests.hostile_files import nested_forms_pdf
 from tests.invariants import row_counts
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_a_pdf_page_that_never_finishes_drawing_is_stopped(store, notebook, settings, embedder):
@@ -106,3 +111,33 @@ def test_a_reader_server_started_ahead_reads_the_first_file(settings):
     read = dict(max_chars=1000, max_pages=10, seconds=30)
     assert timelimit.extract_with_time_limit(b"ahead", "a.txt", **read).text == "ahead"
     assert timelimit._SERVER.process is started
+
+
+def test_text_and_markdown_are_read_without_loading_the_other_readers():
+    """What lets the reader server answer a text file while PyMuPDF still loads."""
+    code = (
+        "import sys; from knownote.read.extract import extract; "
+        "assert extract(b'# Notes\\n\\nplain words', 'a.md').text; "
+        "assert extract('中文的笔记'.encode(), 'b.txt').text; "
+        "print(sorted(m for m in ('pymupdf', 'lxml', 'docx', 'pptx', 'trafilatura') "
+        "if m in sys.modules))"
+    )
+    shown = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                           check=True, cwd=ROOT)  # fmt: skip
+    assert shown.stdout.strip() == "[]"
+
+
+def test_a_server_just_started_reads_text_and_pdfs_whatever_it_has_loaded(settings):
+    from knownote.read import timelimit
+
+    timelimit._SERVER.stop()
+    timelimit.start_reader_server()
+    read = dict(max_chars=100_000, max_pages=10, seconds=30)
+    assert (
+        timelimit.extract_with_time_limit("先读这个".encode(), "a.txt", **read).text == "先读这个"
+    )
+    pdf = corpus_file("docs/pdf/cjk_zh_textbook_credits.pdf").read_bytes()
+    assert (
+        "中华人民共和国国务院侨务办公室"
+        in timelimit.extract_with_time_limit(pdf, "zh.pdf", **read).text
+    )
