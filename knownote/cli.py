@@ -118,6 +118,12 @@ def cmd_import(args: argparse.Namespace, store: Store, settings: Settings) -> in
     progress.done()
     if args.json:
         emit_json(results)
+    elif later := sum(1 for r in results if r.get("layout_later")):
+        what = "1 PDF" if later == 1 else f"{later:,} PDFs"
+        print(
+            f"The page layouts of {what} (tables, captions, footnotes) are read when the app "
+            "is idle, or now by `knownote reindex`."
+        )
     return 1 if any(r["status"] == "failed" for r in results) else 0
 
 
@@ -559,7 +565,7 @@ def cmd_reindex(args: argparse.Namespace, store: Store, settings: Settings) -> i
     from knownote.pipeline.roles import read_missing_roles
 
     read_missing_languages(store)
-    read_missing_roles(store)
+    read_missing_roles(store, settings=settings)
     if args.model:
         return reembed(args, store)
     ids = [find_notebook(store, args.notebook).id] if args.notebook else notebooks_to_reindex(store)

@@ -196,6 +196,16 @@ class Settings:
             "languages of the notebook's sources (env KNOWNOTE_TRANSLATE_QUESTIONS=0 or 1)."
         },
     )
+    read_layouts_later: bool = field(
+        default_factory=lambda: _choice_env("KNOWNOTE_READ_LAYOUTS_LATER", "1", ("0", "1")) == "1",
+        metadata={
+            "help": "Import a PDF with the roles its rules find, and read its page layouts (the "
+            "layout model's tables, captions, footnotes and formulas) once the imports are done, "
+            "when the app is idle or by `knownote reindex`: that model costs a paper as much "
+            "time as embedding it. 0: read them during the import, as a PDF with pages read by "
+            "OCR always is (env KNOWNOTE_READ_LAYOUTS_LATER=0 or 1)."
+        },
+    )
     max_file_mb: int = field(
         default_factory=lambda: _int_env("KNOWNOTE_MAX_FILE_MB", 200),
         metadata={"help": "Largest file accepted for import, in MB (env KNOWNOTE_MAX_FILE_MB)."},

@@ -38,6 +38,7 @@ def test_import_json_reports_each_file_and_fails_only_the_bad_one(capsys, db):
         "chars",
         "warnings",
         "error",
+        "layout_later",
     }
     assert results[0]["passages"] > 0 and results[0]["error"] is None
     assert "empty" in results[1]["error"]
@@ -406,3 +407,25 @@ def test_cards_are_made_printed_and_exported(capsys, db, tmp_path):
 def test_cards_of_an_unknown_notebook_is_one_line(capsys, db):
     code, _, err = run(capsys, "--db", db, "cards", "Nowhere")
     assert code == 2 and err.count("\n") == 1 and "Nowhere" in err
+
+
+def test_an_import_says_a_pdf_s_layouts_come_later_and_reindex_reads_them(capsys, db):
+    from knownote.store.db import Store
+
+    paper = corpus_file("docs/pdf/cjk_ko_card_terms_tables.pdf")
+    code, out, _ = run(capsys, "--db", db, "import", "Cards", paper)
+    assert code == 0
+    assert "The page layouts of 1 PDF (tables, captions, footnotes) are read when" in out
+    assert "knownote reindex" in out
+    store = Store.open(db)
+    try:
+        assert len(store.documents_without_roles(10)) == 1
+    finally:
+        store.close()
+    code, _, _ = run(capsys, "--db", db, "reindex")
+    assert code == 0
+    store = Store.open(db)
+    try:
+        assert store.documents_without_roles(10) == []
+    finally:
+        store.close()

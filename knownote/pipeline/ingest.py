@@ -45,6 +45,7 @@ class ImportResult:
     error: str | None = None
     needs_password: bool = False
     error_kind: str | None = None  # the error's class name (knownote/errors.py)
+    layout_later: bool = False  # a PDF whose page layouts are read after the import
 
     def as_dict(self) -> dict[str, object]:
         return {
@@ -56,6 +57,7 @@ class ImportResult:
             "chars": self.chars,
             "warnings": list(self.warnings),
             "error": self.error,
+            "layout_later": self.layout_later,
         }
 
 
@@ -216,6 +218,7 @@ def import_file(
             progress=lambda done, total: report(during, done, total),
             main_content=origin is not None,
             speech=speech_options(settings),
+            layout=not settings.read_layouts_later,
         )
         warnings = extracted.warnings
         if again:
@@ -284,6 +287,7 @@ def import_file(
                     origin=origin,
                     again=again,
                     roles=document_roles(text, extracted.headings, extracted.roles),
+                    layout_later=extracted.layout_later,
                 )
             finally:
                 store.discard_file_if_unused(digest)
@@ -303,6 +307,7 @@ def import_file(
             passages=len(passages),
             chars=len(text),
             warnings=tuple(warnings),
+            layout_later=extracted.layout_later,
         )
     except KnowNoteError as e:
         return ImportResult(

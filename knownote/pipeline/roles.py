@@ -18,33 +18,69 @@ from knownote.pipeline.headings import NO_OCR, read_stored_pdf
 from knownote.read.extract import extract
 from knownote.read.extracted import Page
 from knownote.read.pdf import stored_pdf_roles
-from knownote.read.roles import RoleRange, document_roles
-from knownote.store.db import Store
+from knownote.read.roles import LAYOUT_LATER, RoleRange, document_roles
+from knownote.read.timelimit import extract_with_time_limit
+from knownote.settings import Settings
+from knownote.store.db import Document, Store
 
 NOT_READ_AGAIN = ("image", "audio", "video")  # OCR and transcripts are too dear to redo here
 
 
-def rebuild_roles(store: Store, document_id: int) -> int:
-    """Read and store a document's roles; returns how many ranges it has."""
+def rebuild_roles(store: Store, document_id: int, settings: Settings | None = None) -> int:
+    """Read and store a document's roles; returns how many ranges it has. A PDF imported with
+    its page layouts left for later is read again as its import read it (`_layouts`)."""
     document = store.document(document_id)
     text = store.document_text(document_id)
-    found = _found(store, document_id, document.kind, document.sha256, document.filename, text)
-    roles = document_roles(text, store.headings(document_id), found or ())
+    if document.roles_read == LAYOUT_LATER:
+        found = _layouts(store, document, text, settings or Settings())
+        # Not read again (damaged since, or it stopped the reader): the rules' roles stay.
+        roles = store.roles(document_id) if found is None else None
+    else:
+        found = _found(store, document_id, document.kind, document.sha256, document.filename, text)
+        roles = None
+    if roles is None:
+        roles = document_roles(text, store.headings(document_id), found or ())
     store.replace_roles(document_id, roles)
     return len(roles)
 
 
-def read_missing_roles(store: Store, limit: int = 1_000_000) -> int:
+def read_missing_roles(
+    store: Store, limit: int = 1_000_000, settings: Settings | None = None
+) -> int:
     """Read the roles of up to `limit` documents that lack them; returns how many. Documents
     deleted meanwhile are passed over."""
     done = 0
     for document_id in store.documents_without_roles(limit):
         try:
-            rebuild_roles(store, document_id)
+            rebuild_roles(store, document_id, settings)
         except NotFound:
             continue
         done += 1
     return done
+
+
+def _layouts(
+    store: Store, document: Document, text: str, settings: Settings
+) -> tuple[RoleRange, ...] | None:
+    """The roles of a PDF imported with its layouts left for later (it has no page read by
+    OCR), read again whole with the layout model by a reader under the time limit, as an import
+    reads a file: that model renders pages, and the kept file is still the user's. None when it
+    cannot be read so or no longer gives the stored text."""
+    path = store.file_path(document.sha256)
+    if path is None or not path.exists():
+        return None
+    try:
+        extracted = extract_with_time_limit(
+            path.read_bytes(),
+            document.filename,
+            max_chars=settings.max_text_chars,
+            max_pages=settings.max_pages,
+            seconds=settings.max_extract_seconds,
+            ocr=NO_OCR,
+        )
+    except KnowNoteError:
+        return None
+    return extracted.roles if extracted.text == text else None
 
 
 def _found(

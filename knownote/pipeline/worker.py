@@ -351,7 +351,7 @@ class ImportWorker:
             return False  # without loading PyMuPDF and its layout model on an idle start
         from knownote.pipeline.roles import read_missing_roles  # reads PDFs: PyMuPDF
 
-        return read_missing_roles(self.queue.store, limit=1) > 0
+        return read_missing_roles(self.queue.store, limit=1, settings=self.settings) > 0
 
     def write_next_overview(self) -> bool:
         """Write the oldest due overview (unless one was written since); False when none is due."""

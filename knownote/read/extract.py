@@ -71,13 +71,15 @@ def extract(
     progress: OcrProgress | None = None,
     main_content: bool = False,
     speech: SpeechOptions | None = None,
+    layout: bool = True,
 ) -> Extracted:
     """Canonical text, page ranges, title and warnings of one file; KnowNoteError if it can't.
 
     Pages without a text layer (or with a noisy OCR layer) and image files are read by OCR
     within the `ocr` limits; `progress(done, total)` is called per page read so, and per minute
     of a recording transcribed (with `speech`). With `main_content` (a fetched web page), an
-    HTML page is read for its main content only (kind "web").
+    HTML page is read for its main content only (kind "web"). Without `layout`, a PDF's page
+    layouts are left for later (`extract_pdf`).
     """
     name = display_name(filename)
     kind, payload = sniff(data, name)
@@ -85,7 +87,7 @@ def extract(
     if kind == "pdf":
         from knownote.read.pdf import extract_pdf
 
-        result = extract_pdf(data, name, password, max_chars, max_pages, ocr, progress)
+        result = extract_pdf(data, name, password, max_chars, max_pages, ocr, progress, layout)
     elif kind == "image":
         from knownote.read.pdf import extract_image
 

@@ -75,6 +75,8 @@ class Extracted:
     headings: tuple[Heading, ...] = field(default=())  # in text order (see sections.py)
     times: tuple[Timed, ...] = field(default=())  # recordings: when each word was said
     roles: tuple[RoleRange, ...] = field(default=())  # what the reader knows (see roles.py)
+    # a PDF whose roles are the rules' alone: the layout model reads its pages later
+    layout_later: bool = False
 
 
 def too_many_chars(name: str, max_chars: int) -> FileTooLarge:

@@ -187,8 +187,12 @@ def extract_pdf(
     max_pages: int,
     ocr: OcrLimits,
     progress: OcrProgress | None,
+    layout: bool = True,
 ) -> Extracted:
-
+    """A PDF's text by its text layer, and by OCR where that is missing or noisy. Without
+    `layout`, a PDF with no page read by OCR gets the rules' roles alone (`layout_later`): the
+    layout model costs a paper as much as embedding its passages, and `knownote.pipeline.roles`
+    reads its pages after the import."""
     with _open_pdf(data, name, password) as doc:
         count = doc.page_count
         if count > max_pages:
@@ -261,13 +265,16 @@ def extract_pdf(
         title = good_title((doc.metadata or {}).get("title"))
         headings = pdf_headings_of(doc, pages, texts, lines)
         read_by_ocr = {page.number - 1 for page in ocr_pages}
+        # read again later without OCR or a password, it gives the same text
+        later = not layout and not ocr_pages and not doc.needs_pass
         roles = pdf_roles(
             doc, pages, texts, lines, read_by_ocr, headings, text,
-            flags=PDF_TEXT_FLAGS, ocr_pages=ocr_pages,
+            flags=PDF_TEXT_FLAGS, ocr_pages=ocr_pages, model="0" if later else None,
         )  # fmt: skip
     return Extracted(
-        text, "pdf", pages, title, tuple(warnings), tuple(ocr_pages), headings, roles=roles
-    )
+        text, "pdf", pages, title, tuple(warnings), tuple(ocr_pages), headings, roles=roles,
+        layout_later=later,
+    )  # fmt: skip
 
 
 def _text_chars(text: str) -> int:

@@ -125,12 +125,13 @@ def pdf_roles(
     *,
     flags: int,
     ocr_pages: Sequence[OcrPage] = (),
+    model: str | None = None,
 ) -> tuple[RoleRange, ...]:
     """The roles of a PDF, settled (`normalise`): its pages' (`find_roles`), its headings' and
     its reference sections'. `texts` are the pages' texts, joined as `pages` into `text`; `lines`
     their text-layer lines; `ocr` the 0-based pages read by OCR, `ocr_pages` their boxes; `flags`
-    MuPDF's text flags the texts were read with."""
-    found = find_roles(doc, pages, texts, lines, ocr, flags=flags, ocr_pages=ocr_pages)
+    MuPDF's text flags the texts were read with; `model` as `find_roles` takes it."""
+    found = find_roles(doc, pages, texts, lines, ocr, model, flags=flags, ocr_pages=ocr_pages)
     return settle(found.chosen, headings, text)
 
 

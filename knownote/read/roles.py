@@ -23,6 +23,9 @@ from knownote.read.sections import Heading, heading_text
 # "External links" sections are reference entries, "See also" sections and hatnotes navigation.
 # 3: a reference section ends before a line that opens an appendix.
 ROLES_VERSION = 3
+# `roles_read` of a PDF whose roles are its rules' alone until the layout model reads its pages
+# after the import (`Settings.read_layouts_later`): below every version, so it is read again.
+LAYOUT_LATER = 0
 BODY = "body"
 # In the order a range of one overrides a range of another where they overlap (later wins):
 # a page footer inside a reference section is a page footer, a heading inside it a heading.

@@ -7,9 +7,9 @@ killed when its limit passes. The children are forked from a reader server
 (`python -m knownote.read.timelimit`): a fresh interpreter started once per app process, never
 a fork of the app with its threads, that loads the readers and does nothing but fork (between
 two readers' loading it already answers, `READERS`). A file's reading therefore starts in
-milliseconds instead of the second an interpreter takes to load the readers. The waiting thread only waits on a socket, so the app stays responsive.
-Everything a reader needs comes with the file's arguments: the children see the environment
-the server started with.
+milliseconds instead of the second an interpreter takes to load the readers. The waiting
+thread only waits on a socket, so the app stays responsive. Everything a reader needs comes with
+the file's arguments: the children see the environment the server started with.
 
 The limit scales with the file: `seconds` per page (PDF pages as the child counts them, at least
 one), so a long book or a long scan that is slow page by page is never stopped for its length.
@@ -96,7 +96,8 @@ def _child(sock: socket.socket) -> None:
         extracted = extract(args["data"], args["filename"], args["password"],
                             max_chars=args["max_chars"], max_pages=args["max_pages"],
                             ocr=args["ocr"], progress=progress,
-                            main_content=args["main_content"], speech=args["speech"])  # fmt: skip
+                            main_content=args["main_content"], speech=args["speech"],
+                            layout=args["layout"])  # fmt: skip
         result = ("done", extracted)
     except KnowNoteError as e:
         result = ("refused", e)
@@ -286,6 +287,7 @@ def extract_with_time_limit(
     progress: OcrProgress | None = None,
     main_content: bool = False,
     speech: SpeechOptions | None = None,
+    layout: bool = True,
 ) -> Extracted:
     """`extract()` in a child process, stopped after `seconds` per page or minute of a
     recording (see the module).
@@ -304,7 +306,8 @@ def extract_with_time_limit(
     try:
         arguments = pickle.dumps({"data": data, "filename": filename, "password": password,
                                   "max_chars": max_chars, "max_pages": max_pages, "ocr": ocr,
-                                  "main_content": main_content, "speech": speech})  # fmt: skip
+                                  "main_content": main_content, "speech": speech,
+                                  "layout": layout})  # fmt: skip
         writer = threading.Thread(target=_write_all, args=(sock, arguments), daemon=True)
         writer.start()
         while True:

@@ -27,7 +27,7 @@ from knownote.index.codes import insert_codes
 from knownote.index.context import NewPassage
 from knownote.index.language import passage_languages
 from knownote.read.extracted import OcrPage, Page, Timed
-from knownote.read.roles import MINOR, ROLES_VERSION, RoleRange
+from knownote.read.roles import LAYOUT_LATER, MINOR, ROLES_VERSION, RoleRange
 from knownote.read.sections import Heading
 from knownote.store.migrations import Progress, migrate
 
@@ -183,16 +183,20 @@ def _insert_headings(
 
 
 def _insert_roles(
-    db: duckdb.DuckDBPyConnection, document_id: int, roles: Sequence[RoleRange]
+    db: duckdb.DuckDBPyConnection,
+    document_id: int,
+    roles: Sequence[RoleRange],
+    read: int = ROLES_VERSION,
 ) -> None:
     """Store a document's roles, after its passages: each passage's share of minor parts
-    (references, front matter, page furniture) is kept with it for retrieval to weigh."""
+    (references, front matter, page furniture) is kept with it for retrieval to weigh. `read`:
+    what read them (ROLES_VERSION, or LAYOUT_LATER)."""
     if roles:
         db.executemany(
             'INSERT INTO roles (document_id, start, "end", role) VALUES (?, ?, ?, ?)',
             [(document_id, r.start, r.end, r.role) for r in roles],
         )
-    db.execute("UPDATE documents SET roles_read = ? WHERE id = ?", [ROLES_VERSION, document_id])
+    db.execute("UPDATE documents SET roles_read = ? WHERE id = ?", [read, document_id])
     db.execute("UPDATE passages SET minor = 0 WHERE document_id = ? AND minor > 0", [document_id])
     db.execute(
         'UPDATE passages SET minor = x.share FROM (SELECT p.id, sum(least(p."end", r."end") '
@@ -642,13 +646,15 @@ class Store:
         origin: WebOrigin | None = None,
         again: bool = False,
         roles: Sequence[RoleRange] | None = None,
+        layout_later: bool = False,
     ) -> int | None:
         """Store a document with all its passages in one transaction.
 
         `times`: a recording's words and when they were said; `origin`: a web page's address
         (its version is counted here, in the transaction); `again`: a file the notebook holds,
         read again (by OCR) as a new version beside the others; `roles`: what each part of the
-        text is, normalised (None: not read, left to the background reading).
+        text is, normalised (None: not read, left to the background reading); `layout_later`:
+        those are a PDF's rules' alone, its page layouts left to the background reading.
 
         Returns the new document id, or None when the notebook already holds this file. Raises
         NotFound when the notebook is gone (deleted by another session while the file was read).
@@ -726,7 +732,9 @@ class Store:
                     db, notebook_id, document_id, text, passages, vectors, table, languages
                 )
             if roles is not None:
-                _insert_roles(db, document_id, roles)
+                _insert_roles(
+                    db, document_id, roles, LAYOUT_LATER if layout_later else ROLES_VERSION
+                )
             if ocr_pages:
                 db.executemany(
                     "INSERT INTO ocr_pages (document_id, page_no, boxes, lines) "

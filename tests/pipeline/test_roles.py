@@ -7,7 +7,7 @@ import pytest
 
 from knownote.pipeline.ingest import import_file
 from knownote.pipeline.roles import read_missing_roles, rebuild_roles
-from knownote.read.roles import MINOR, ROLES_VERSION, Roles
+from knownote.read.roles import LAYOUT_LATER, MINOR, ROLES_VERSION, Roles
 from knownote.store.check import check_store
 from tests.conftest import corpus_file
 
@@ -42,6 +42,7 @@ def minor_shares(store, document_id: int) -> list[float]:
 
 @pytest.mark.parametrize("relative", FILES)
 def test_read_again_the_roles_equal_those_of_the_import(store, notebook, settings, relative):
+    settings = settings.with_(read_layouts_later=False)
     document_id = imported(store, notebook, settings, relative)
     roles, passages = store.roles(document_id), store.passages(document_id)
     text, shares = store.document_text(document_id), minor_shares(store, document_id)
@@ -97,3 +98,41 @@ def test_an_import_records_the_rules_its_roles_were_read_with(store, notebook, s
     assert store.db.execute(
         "SELECT roles_read FROM documents WHERE id = ?", [document_id]
     ).fetchall() == [(ROLES_VERSION,)]
+
+
+@pytest.mark.parametrize(
+    "relative",
+    ["docs/pdf/paper_dpr_2004.04906_2col.pdf", "docs/pdf/cjk_ko_card_terms_tables.pdf"],
+)
+def test_a_pdf_s_layouts_read_after_its_import_give_the_roles_an_import_reading_them_gives(
+    store, notebook, settings, relative
+):
+    later = imported(store, notebook, settings, relative)  # read_layouts_later by default
+    assert store.document(later).roles_read == LAYOUT_LATER
+    assert store.documents_without_roles(10) == [later]
+    text, passages = store.document_text(later), store.passages(later)
+    rules = store.roles(later)
+    assert rules and all(0 <= r.start < r.end <= len(text) for r in rules)
+
+    assert read_missing_roles(store, settings=settings) == 1
+    assert store.document(later).roles_read == ROLES_VERSION
+    assert store.documents_without_roles(10) == []
+    assert store.document_text(later) == text and store.passages(later) == passages
+    read = store.roles(later)
+    assert read != rules  # the model's tables, captions and footnotes came in
+
+    other = store.create_notebook("at once", notebook.embedding_model, notebook.embedding_dim)
+    at_once = imported(store, other, settings.with_(read_layouts_later=False), relative)
+    assert store.roles(at_once) == read
+    assert minor_shares(store, at_once) == minor_shares(store, later)
+    assert check_store(store)[1] == []
+
+
+def test_layouts_that_can_no_longer_be_read_leave_the_rules_roles(store, notebook, settings):
+    document_id = imported(store, notebook, settings, "docs/pdf/paper_dpr_2004.04906_2col.pdf")
+    rules = store.roles(document_id)
+    path = store.file_path(store.document(document_id).sha256)
+    path.write_bytes(b"%PDF-1.7 damaged since")
+    assert read_missing_roles(store, settings=settings) == 1
+    assert store.roles(document_id) == rules
+    assert store.document(document_id).roles_read == ROLES_VERSION  # not tried again and again

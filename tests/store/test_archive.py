@@ -223,7 +223,9 @@ def test_roles_round_trip_and_an_archive_of_format_5_leaves_them_to_be_read(
     assert any(before.values())
     result = import_notebook(fresh, small_archive, max_bytes=MAX)
     assert {d.filename: fresh.roles(d.id) for d in fresh.documents(result.notebook_id)} == before
-    assert fresh.documents_without_roles(10) == []
+    # a PDF whose page layouts are still to be read stays so (its kept file travels with it)
+    unread = {store.document(i).filename for i in store.documents_without_roles(10)}
+    assert {fresh.document(i).filename for i in fresh.documents_without_roles(10)} == unread
 
     entries = _entries(small_archive.read_bytes())
     manifest = _manifest(entries)
