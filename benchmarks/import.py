@@ -1,17 +1,18 @@
 """Import speed against the embedding model's own speed, on books in three languages.
 
-    .venv/bin/python benchmarks/import.py [--books en de zh] [--rounds N] [--cold] [--paths]
+    .venv/bin/python benchmarks/import.py [--books en de zh papers] [--rounds N] [--cold] [--paths]
 
 The books: the free-culture PDF (English, 352 pages); the German XQuAD articles and the first
-200,000 characters of CMRC 2018's Chinese articles, each written as one Markdown book (a heading
-per article). For each book, in each round back to back: the default model
-(multilingual-e5-small's int8 graph), loaded and warm, embedding every passage as an import gives
-it to the model (after its title and section path); the whole import of the book into a fresh
-data folder with that same loaded model; and with `--cold` a `knownote import` in a new process
-(interpreter, readers and model loaded from nothing). Prints medians: passages and tokens per
-second of the embedding alone, the whole import's time and its ratio to the embedding alone
-(target: at most 1.2). `--paths` also compares, on the first book, the English model's int8 and
-fp32 graphs and its sentence-transformers torch path, with the cosines of their vectors.
+200,000 characters of CMRC 2018's Chinese articles, each written as one Markdown book (a heading per
+article); and "papers", the corpus's six research papers (8-14 pages each) imported together as a
+small library, by one `knownote import` when cold. For each book, in each round back to back: the
+default model (multilingual-e5-small's int8 graph), loaded and warm, embedding every passage as an
+import gives it to the model (after its title and section path); the whole import of the book into a
+fresh data folder with that same loaded model; and with `--cold` a `knownote import` in a new
+process (interpreter, readers and model loaded from nothing). Prints medians: passages and tokens
+per second of the embedding alone, the whole import's time and its ratio to the embedding alone
+(target: at most 1.2). `--paths` also compares, on the first book, the English model's int8 and fp32
+graphs and its sentence-transformers torch path, with the cosines of their vectors.
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ from knownote.store.db import Store
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT.parent / "shared" / "corpus"
 BOOK = CORPUS / "docs/pdf/book_free_culture_lessig_352p.pdf"
+PAPERS = sorted((CORPUS / "docs/pdf").glob("paper_*.pdf"))
 ZH_CHARS = 200_000
 
 
@@ -66,47 +68,57 @@ def squad_book(path: Path, max_chars: int | None = None) -> bytes:
     return "\n\n".join(parts).encode("utf-8")
 
 
-def books() -> dict[str, tuple[str, bytes]]:
-    """Language code -> (file name, bytes)."""
+def books() -> dict[str, list[tuple[str, bytes]]]:
+    """Book -> its files (name, bytes): a language code's book, or "papers", the corpus's six
+    English research papers as one library."""
     return {
-        "en": (BOOK.name, BOOK.read_bytes()),
-        "de": ("xquad_de_articles.md", squad_book(CORPUS / "qa_xx/xquad.de.json")),
-        "zh": ("cmrc2018_articles.md", squad_book(CORPUS / "qa_zh/cmrc2018_dev.json", ZH_CHARS)),
+        "en": [(BOOK.name, BOOK.read_bytes())],
+        "de": [("xquad_de_articles.md", squad_book(CORPUS / "qa_xx/xquad.de.json"))],
+        "zh": [("cmrc2018_articles.md", squad_book(CORPUS / "qa_zh/cmrc2018_dev.json", ZH_CHARS))],
+        "papers": [(p.name, p.read_bytes()) for p in PAPERS],
     }
 
 
-def import_texts(name: str, data: bytes) -> list[str]:
+def import_texts(files: list[tuple[str, bytes]]) -> list[str]:
     """What an import gives the model: each passage after its document title and section path."""
-    extracted = extract(data, name)
-    text = extracted.text
-    spans = split(text)
-    sections = section_paths(text, extracted.headings, [s.start for s in spans])
-    title = extracted.title or name
-    return [
-        embedding_text(title, section, text[s.start : s.end])
-        for s, section in zip(spans, sections, strict=True)
-    ]
+    texts = []
+    for name, data in files:
+        extracted = extract(data, name)
+        text = extracted.text
+        spans = split(text)
+        sections = section_paths(text, extracted.headings, [s.start for s in spans])
+        title = extracted.title or name
+        texts += [
+            embedding_text(title, section, text[s.start : s.end])
+            for s, section in zip(spans, sections, strict=True)
+        ]
+    return texts
 
 
-def whole_import(name: str, data: bytes, embedder) -> tuple[float, int]:
-    """Seconds to import the book into a fresh data folder with a loaded model; passages."""
+def whole_import(files: list[tuple[str, bytes]], embedder) -> tuple[float, int]:
+    """Seconds to import the files into a fresh data folder with a loaded model; passages."""
     with tempfile.TemporaryDirectory() as home:
         settings = Settings().with_(home=Path(home))
         store = Store.open(settings.db_path)
         notebook = store.create_notebook("bench", embedder.name, embedder.dim)
         t = time.perf_counter()
-        result = import_file(store, notebook, name, data, settings=settings, embedder=embedder)
+        results = [
+            import_file(store, notebook, name, data, settings=settings, embedder=embedder)
+            for name, data in files
+        ]
         seconds = time.perf_counter() - t
         store.close()
-    assert result.status == "imported", result.error
-    return seconds, result.passages
+    assert all(r.status == "imported" for r in results), [r.error for r in results]
+    return seconds, sum(r.passages for r in results)
 
 
-def cold_import(name: str, data: bytes) -> float:
-    """Seconds of `knownote import` in a new process, from nothing to the committed document."""
+def cold_import(files: list[tuple[str, bytes]]) -> float:
+    """Seconds of one `knownote import` of the files in a new process, from nothing to the
+    last committed document."""
     with tempfile.TemporaryDirectory() as home:
-        path = Path(home) / name
-        path.write_bytes(data)
+        paths = [Path(home) / name for name, _ in files]
+        for path, (_, data) in zip(paths, files, strict=True):
+            path.write_bytes(data)
         env = {
             **os.environ,
             "KNOWNOTE_HOME": str(Path(home) / "data"),
@@ -114,7 +126,7 @@ def cold_import(name: str, data: bytes) -> float:
             # The graphs this machine made once are shared, as a user's data folder keeps them.
             "KNOWNOTE_MODEL_CACHE": str(Settings().model_cache),
         }
-        command = [sys.executable, "-m", "knownote.cli", "import", "bench", str(path)]
+        command = [sys.executable, "-m", "knownote.cli", "import", "bench", *map(str, paths)]
         t = time.perf_counter()
         subprocess.run(command, env=env, cwd=ROOT, check=True, capture_output=True)
         return time.perf_counter() - t
@@ -158,7 +170,7 @@ def compare_paths(texts: list[str], default, rounds: int) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--books", nargs="+", default=["en", "de", "zh"], choices=books())
+    parser.add_argument("--books", nargs="+", default=["en", "de", "zh", "papers"], choices=books())
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--cold", action="store_true", help="also a `knownote import` process")
     parser.add_argument("--paths", action="store_true", help="also the English model's paths")
@@ -169,18 +181,19 @@ def main() -> None:
     all_books = books()
     rows = []
     for code in args.books:
-        name, data = all_books[code]
-        texts = import_texts(name, data)
+        files = all_books[code]
+        name = files[0][0] if len(files) == 1 else f"{len(files)} files"
+        texts = import_texts(files)
         tokens = token_count(default, texts)
         times: dict[str, list[float]] = {"embed": [], "import": [], "cold": []}
         for round_no in range(1, args.rounds + 1):
             t = time.perf_counter()
             default.embed_passages(texts)
             times["embed"].append(time.perf_counter() - t)
-            seconds, passages = whole_import(name, data, default)
+            seconds, passages = whole_import(files, default)
             times["import"].append(seconds)
             if args.cold:
-                times["cold"].append(cold_import(name, data))
+                times["cold"].append(cold_import(files))
             print(
                 f"{code} round {round_no}: "
                 + ", ".join(f"{k} {v[-1]:.2f} s" for k, v in times.items() if v)
