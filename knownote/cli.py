@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import json
 import sys
@@ -65,6 +66,7 @@ class StderrProgress:
 
 def cmd_import(args: argparse.Namespace, store: Store, settings: Settings) -> int:
     from knownote.pipeline.ingest import (
+        ReadAhead,
         clean_filename,
         get_or_create_notebook,
         import_address,
@@ -73,21 +75,34 @@ def cmd_import(args: argparse.Namespace, store: Store, settings: Settings) -> in
     from knownote.read.fetch import looks_like_address
 
     notebook = get_or_create_notebook(store, args.notebook, settings)
-    progress = StderrProgress()
+    shown = StderrProgress()
     results = []
+    ahead: dict[int, ReadAhead] = {}  # the next file's reading, from its embedding on
+
+    def progress(label: str, stage: str, done: int, total: int) -> None:
+        shown(label, stage, done, total)
+        following = i + 1
+        if stage != "embed" or following > len(args.files) or following in ahead:
+            return
+        path = Path(args.files[following - 1])
+        if not args.password and not looks_like_address(str(path)) and path.is_file():
+            with contextlib.suppress(OSError):  # said when its turn comes
+                ahead[following] = ReadAhead(path.read_bytes(), path.name, settings)
+
     for i, name in enumerate(args.files, start=1):
         if looks_like_address(name):
             result = import_address(store, notebook, name, settings=settings, progress=progress)
-            progress.done()
+            shown.done()
             results.append(result.as_dict())
             if not args.json:
                 print(describe_import(result.as_dict()))
             continue
         path = Path(name)
         label = clean_filename(path.name)  # the name may carry terminal escapes
-        progress(label, f"file {i} of {len(args.files)}", 0, 1)
+        shown(label, f"file {i} of {len(args.files)}", 0, 1)
+        reading = ahead.pop(i, None)
         try:
-            data = path.read_bytes()
+            data = path.read_bytes() if reading is None else reading.data
         except OSError as e:
             results.append(
                 {
@@ -110,12 +125,13 @@ def cmd_import(args: argparse.Namespace, store: Store, settings: Settings) -> in
             settings=settings,
             password=args.password,
             progress=progress,
+            ahead=reading,
         )
-        progress.done()
+        shown.done()
         results.append(result.as_dict())
         if not args.json:
             print(describe_import(result.as_dict()))
-    progress.done()
+    shown.done()
     if args.json:
         emit_json(results)
     elif later := sum(1 for r in results if r.get("layout_later")):

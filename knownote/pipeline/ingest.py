@@ -16,7 +16,7 @@ from knownote.index.embedders import get_embedder
 from knownote.index.language import document_languages
 from knownote.index.split import split
 from knownote.read.audio import SpeechOptions
-from knownote.read.extracted import OcrLimits, page_of
+from knownote.read.extracted import Extracted, OcrLimits, OcrProgress, page_of
 from knownote.read.fetch import fetch
 from knownote.read.roles import document_roles
 from knownote.read.sections import section_paths
@@ -144,6 +144,82 @@ def import_address(
     )
 
 
+def read_file(
+    data: bytes,
+    label: str,
+    settings: Settings,
+    *,
+    password: str | None = None,
+    progress: OcrProgress | None = None,
+    web: bool = False,
+    again: bool = False,
+) -> Extracted:
+    """A file's text as an import reads it: by a reader under the time limit, within the
+    settings' limits (`web`: a fetched page, read for its main content; `again`: every page by
+    OCR)."""
+    return extract_with_time_limit(
+        data,
+        label,
+        password=password,
+        max_chars=settings.max_text_chars,
+        max_pages=settings.max_pages,
+        seconds=settings.max_extract_seconds,
+        ocr=replace(ocr_limits(settings), force=again),
+        progress=progress,
+        main_content=web,
+        speech=speech_options(settings),
+        layout=not settings.read_layouts_later,
+    )
+
+
+class ReadAhead:
+    """The next file's reading, started while the file before it is embedded: the reader is a
+    process of its own, so it uses what the model leaves of the cores instead of both waiting on
+    each other (on 2 cores it hides about half of a paper's reading). What it reads by OCR or
+    transcribes is told to the import that takes it, as it goes on."""
+
+    def __init__(self, data: bytes, filename: str, settings: Settings) -> None:
+        self.data = data  # what is read, so that the import stores these very bytes
+        self._lock = threading.Lock()
+        self._told: OcrProgress | None = None
+        self._last: tuple[int, int] | None = None
+        self._result: Extracted | Exception | None = None
+        self._done = threading.Event()
+        label = clean_filename(filename)
+        work = threading.Thread(
+            target=self._read, args=(data, label, settings), name="read-ahead", daemon=True
+        )
+        work.start()
+
+    def _read(self, data: bytes, label: str, settings: Settings) -> None:
+        try:
+            self._result = read_file(data, label, settings, progress=self._progress)
+        except Exception as e:  # raised to the import that takes it, in its thread
+            self._result = e
+        finally:
+            self._done.set()
+
+    def _progress(self, done: int, total: int) -> None:
+        with self._lock:
+            self._last = (done, total)
+            told = self._told
+        if told:
+            told(done, total)
+
+    def result(self, progress: OcrProgress | None = None) -> Extracted:
+        """The file's text (raising what its reading raised); `progress` is told how far it
+        got and how it goes on."""
+        with self._lock:
+            self._told, last = progress, self._last
+        if progress and last:
+            progress(*last)
+        self._done.wait()
+        if isinstance(self._result, Exception):
+            raise self._result
+        assert self._result is not None
+        return self._result
+
+
 def load_in_background(embedder: Embedder) -> None:
     """Load a model whose files are made in a thread, so that it is ready when the file is read
     (a cold import's first seconds). One whose files are not made yet is made in the open, where
@@ -178,13 +254,15 @@ def import_file(
     recipe: IndexRecipe = CURRENT,
     origin: WebOrigin | None = None,
     again: bool = False,
+    ahead: ReadAhead | None = None,
 ) -> ImportResult:
     """Import one file into a notebook. Never raises for a problem with the file itself.
 
     `recipe` says how vectors and keyword terms are made (the benchmarks compare the old way);
     `origin`: the web address the bytes were fetched from (a page is then read for its main
     content); `again`: a file the notebook holds, read again with every page by OCR
-    (`read_again_by_ocr`).
+    (`read_again_by_ocr`); `ahead`: this file's reading, started while the file before it was
+    embedded (`ReadAhead`).
     """
     label = clean_filename(filename) if origin is None else address_label(filename)
 
@@ -207,19 +285,18 @@ def import_file(
             load_in_background(embedder)  # while the file is read
         report("extract", 0, 1)
         during = "transcribe" if is_recording(data) else "ocr"
-        extracted = extract_with_time_limit(
-            data,
-            label,
-            password=password,
-            max_chars=settings.max_text_chars,
-            max_pages=settings.max_pages,
-            seconds=settings.max_extract_seconds,
-            ocr=replace(ocr_limits(settings), force=again),
-            progress=lambda done, total: report(during, done, total),
-            main_content=origin is not None,
-            speech=speech_options(settings),
-            layout=not settings.read_layouts_later,
-        )
+        if ahead is None:
+            extracted = read_file(
+                data,
+                label,
+                settings,
+                password=password,
+                progress=lambda done, total: report(during, done, total),
+                web=origin is not None,
+                again=again,
+            )
+        else:
+            extracted = ahead.result(lambda done, total: report(during, done, total))
         warnings = extracted.warnings
         if again:
             version = len(store.file_versions(notebook.id, digest)) + 1

@@ -8,6 +8,7 @@ Once no import waits, it writes the overviews asked for with the imports (see `o
 from __future__ import annotations
 
 import atexit
+import contextlib
 import logging
 import threading
 import time
@@ -46,6 +47,7 @@ if TYPE_CHECKING:
     from knownote.answer.prompts import Chat
     from knownote.answer.report import Report
     from knownote.pipeline.audio_overview import AudioRequest
+    from knownote.pipeline.ingest import ReadAhead
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -177,6 +179,7 @@ class ImportWorker:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._paces = ImportPaces()  # memory only: how fast this process imports
+        self._ahead: dict[int, ReadAhead] = {}  # job id -> its file's reading, begun early
 
     def start(self) -> ImportWorker:
         """Mark what a previous process left unfinished as interrupted, queue the re-index of
@@ -421,9 +424,13 @@ class ImportWorker:
         from knownote.pipeline.ingest import import_address, import_file, read_again_by_ocr
 
         password = self._passwords.pop(job.id, None)
+        ahead = self._ahead.pop(job.id, None) if password is None else None
         try:
             notebook = self.queue.store.notebook(job.notebook_id)
-            data = b"" if job.kind in (WEB, READ_BY_OCR) else self.queue.read_bytes(job)
+            if ahead is not None:
+                data = ahead.data
+            else:
+                data = b"" if job.kind in (WEB, READ_BY_OCR) else self.queue.read_bytes(job)
         except NotFound as e:
             self.queue.finish(job.id, FAILED, error=str(e))
             self._forget_if_notebook_gone(job)
@@ -437,6 +444,8 @@ class ImportWorker:
             # The last boundary is the start of the store stage: after it the document commits.
             if cancel and (stage != "store" or done == 0):
                 raise ImportCancelled
+            if stage == "embed" and done == 0:
+                self._read_ahead()
 
         settings = self.settings.with_(passage_size=job.passage_size)
         if job.kind == WEB:
@@ -468,6 +477,7 @@ class ImportWorker:
                 embedder=self.embedder(notebook.embedding_model),
                 password=password,
                 progress=progress,
+                ahead=ahead,
             )
         result = self._unless_stopped(job, work)
         if result is None:
@@ -491,6 +501,24 @@ class ImportWorker:
             error=result.error,
         )
         self._forget_if_notebook_gone(job)
+
+    def _read_ahead(self) -> None:
+        """Begin reading the next queued file while this one is embedded (`ReadAhead`)."""
+        from knownote.pipeline.ingest import ReadAhead
+
+        waiting = [j for j in self.queue.jobs() if j.status == QUEUED]
+        following = min(waiting, key=lambda j: j.id, default=None)
+        if (
+            following is None
+            or following.kind != IMPORT
+            or following.id in self._ahead
+            or following.id in self._passwords
+        ):
+            return
+        with contextlib.suppress(NotFound):  # removed meanwhile: nothing to read
+            data = self.queue.read_bytes(following)
+            settings = self.settings.with_(passage_size=following.passage_size)
+            self._ahead = {following.id: ReadAhead(data, following.filename, settings)}
 
     def _reindex(self, job: Job) -> None:
         """Redo the notebook's old documents one by one (each commits on its own), reporting

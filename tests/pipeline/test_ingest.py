@@ -154,3 +154,48 @@ def test_an_import_sorts_the_keyword_rows_once_enough_arrived(
     assert store.db.execute("SELECT sorted_rows FROM sorted_terms").fetchone() == (total,)
     order = store.db.execute("SELECT term_key FROM passage_terms ORDER BY rowid").fetchall()
     assert order == sorted(order)
+
+
+def test_a_file_read_ahead_imports_as_the_same_file_read_in_its_turn(store, notebook, settings):
+    from knownote.pipeline.ingest import ReadAhead
+
+    path = corpus_file("docs/pdf/paper_dpr_2004.04906_2col.pdf")
+    data = path.read_bytes()
+    ahead = ReadAhead(data, path.name, settings)
+    read = import_file(store, notebook, path.name, data, settings=settings, ahead=ahead)
+    other = store.create_notebook("in turn", notebook.embedding_model, notebook.embedding_dim)
+    in_turn = import_file(store, other, path.name, data, settings=settings)
+    assert read.status == in_turn.status == "imported", (read.error, in_turn.error)
+    text = store.document_text(read.document_id)
+    assert text == store.document_text(in_turn.document_id)
+    def placed(document_id: int) -> list[tuple]:
+        return [(p.start, p.end, p.section, p.text) for p in store.passages(document_id)]
+
+    assert placed(read.document_id) == placed(in_turn.document_id)
+    assert store.roles(read.document_id) == store.roles(in_turn.document_id)
+    passages = store.passages(read.document_id)
+    assert all(p.text == text[p.start : p.end] for p in passages)
+    assert_spans_valid(text, [(p.start, p.end) for p in passages], settings.passage_size)
+
+
+def test_a_scan_read_ahead_tells_its_import_how_far_its_ocr_got(store, notebook, settings):
+    from knownote.pipeline.ingest import ReadAhead
+
+    path = corpus_file("docs/pdf/scan_book_page_image_only.pdf")
+    ahead = ReadAhead(path.read_bytes(), path.name, settings)
+    heard = []
+    result = import_file(
+        store, notebook, path.name, ahead.data, settings=settings, ahead=ahead,
+        progress=lambda label, stage, done, total: heard.append((stage, done, total)),
+    )  # fmt: skip
+    assert result.status == "imported", result.error
+    assert ("ocr", 1, 1) in heard
+    assert heard.index(("ocr", 1, 1)) < heard.index(("embed", 0, result.passages))
+
+
+def test_a_broken_file_read_ahead_fails_with_its_reason(store, notebook, settings):
+    from knownote.pipeline.ingest import ReadAhead
+
+    ahead = ReadAhead(b"", "empty.pdf", settings)
+    result = import_file(store, notebook, "empty.pdf", b"", settings=settings, ahead=ahead)
+    assert result.status == "failed" and "empty.pdf is empty" in result.error

@@ -353,3 +353,25 @@ def test_a_running_import_says_its_rate_and_the_queue_its_time_left(worker, note
     assert 0 < pace.done < pace.total and pace.rate() > 0
     assert own_left > 0
     assert queue_left > own_left  # the waiting file of the same size counts too
+
+
+def test_the_next_file_is_read_while_one_embeds_and_imports_as_read_in_its_turn(
+    worker, store, notebook, settings
+):
+    paper = corpus_file("docs/pdf/cjk_zh_textbook_credits.pdf").read_bytes()
+    first = worker.queue.enqueue(notebook.id, "notes.txt", NOTES, 500)
+    second = worker.queue.enqueue(notebook.id, "教材.pdf", paper, 500)
+    broken = worker.queue.enqueue(notebook.id, "empty.pdf", b"", 500)
+    assert worker.run_once() is True
+    assert list(worker._ahead) == [second.id]  # begun when the notes' embedding began
+    assert worker.run_once() is True
+    assert list(worker._ahead) == [broken.id]
+    assert worker.run_once() is True
+    assert worker._ahead == {}
+    done = [worker.queue.job(j.id) for j in (first, second, broken)]
+    assert [j.status for j in done] == [IMPORTED, IMPORTED, FAILED]
+    assert "empty.pdf is empty" in done[2].error
+    document = done[1].document_id
+    assert "中华人民共和国国务院侨务办公室" in store.document_text(document)
+    assert store.read_file(store.document(document).sha256) == paper
+    consistent(store, settings)
