@@ -168,6 +168,7 @@ def test_a_file_read_ahead_imports_as_the_same_file_read_in_its_turn(store, note
     assert read.status == in_turn.status == "imported", (read.error, in_turn.error)
     text = store.document_text(read.document_id)
     assert text == store.document_text(in_turn.document_id)
+
     def placed(document_id: int) -> list[tuple]:
         return [(p.start, p.end, p.section, p.text) for p in store.passages(document_id)]
 
