@@ -31,8 +31,11 @@ took a fifth of the OCR's time or less; benchmarks/scan_roles.py).
 
 from __future__ import annotations
 
+import contextlib
+import importlib
 import os
 import re
+import sys
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -264,7 +267,7 @@ def _model_pages(
 ) -> list[int]:
     """The 0-based pages the layout model reads (see the module's doc); a page read by OCR is
     read from its OCR lines (`scanned`)."""
-    if model == "0" or not callable(getattr(pymupdf, "_get_layout", None)):
+    if model == "0" or not load_layout_model():
         return []
     lines = [scanned.get(i, []) if i in ocr else page for i, page in enumerate(lines)]
     with_text = [i for i, t in enumerate(texts) if _mapped(t, lines[i])]
@@ -283,6 +286,20 @@ def _model_pages(
         if index not in chosen:
             chosen.append(index)
     return sorted(chosen)
+
+
+def load_layout_model() -> bool:
+    """Load PyMuPDF Layout's model unless it is loaded; whether it is there.
+
+    `import pymupdf` loads it (about a second), unless the process held it back, as the reader
+    server does (`timelimit.READERS`) so that a PDF's text need not wait for a model that only
+    some imports use."""
+    if not callable(getattr(pymupdf, "_get_layout", None)):
+        if "pymupdf.layout" in sys.modules and sys.modules["pymupdf.layout"] is None:
+            del sys.modules["pymupdf.layout"]  # held back
+        with contextlib.suppress(ImportError):  # not installed: the rules alone
+            importlib.import_module("pymupdf.layout")
+    return callable(getattr(pymupdf, "_get_layout", None))
 
 
 def _mapped(text: str, lines: Sequence[Line]) -> bool:

@@ -109,7 +109,8 @@ def _child(sock: socket.socket) -> None:
 # What the server loads, lightest first, after what every child needs (`knownote.read.extract`,
 # with the text and Markdown readers): between two of them it answers the app, so a text file
 # read while PyMuPDF loads (a second or more) need not wait for it, and a child forked before a
-# reader has loaded loads it itself.
+# reader has loaded loads it itself. PyMuPDF Layout's model comes last (`import pymupdf` would
+# load it first, another second): a PDF whose layouts are read later never waits for it.
 READERS = (
     "knownote.read.zipcheck",
     "knownote.read.html",
@@ -118,6 +119,7 @@ READERS = (
     "knownote.read.office",
     "pymupdf",
     "knownote.read.pdf",
+    "pymupdf.layout",
 )
 
 
@@ -133,12 +135,19 @@ def _serve(control: socket.socket) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl+C in a terminal is for the app
 
     to_load = list(READERS)
+    sys.modules["pymupdf.layout"] = None  # held back until its turn (pdf_roles.load_layout_model)
     children: dict[int, socket.socket] = {}
     while True:
         wait = 0 if to_load else 0.05 if children else None
         ready, _, _ = select.select([control], [], [], wait)
         if not ready and to_load:
-            importlib.import_module(to_load.pop(0))
+            name = to_load.pop(0)
+            if name == "pymupdf.layout":
+                from knownote.read.pdf_roles import load_layout_model
+
+                load_layout_model()
+            else:
+                importlib.import_module(name)
         while children:
             pid, status = os.waitpid(-1, os.WNOHANG)
             if pid == 0:

@@ -128,14 +128,23 @@ def test_text_and_markdown_are_read_without_loading_the_other_readers():
 
 
 def test_a_server_just_started_reads_text_and_pdfs_whatever_it_has_loaded(settings):
+    """Its first children are forked before PyMuPDF and its layout model have loaded (they load
+    what they need themselves), the later ones after: each reads as `extract` does here."""
     from knownote.read import timelimit
+    from knownote.read.extract import extract
 
     timelimit._SERVER.stop()
     timelimit.start_reader_server()
-    read = dict(max_chars=100_000, max_pages=10, seconds=30)
+    read = dict(max_chars=1_000_000, max_pages=100, seconds=60)
     assert (
         timelimit.extract_with_time_limit("先读这个".encode(), "a.txt", **read).text == "先读这个"
     )
+    paper = corpus_file("docs/pdf/paper_dpr_2004.04906_2col.pdf").read_bytes()
+    here = extract(paper, "dpr.pdf")
+    assert {"formula", "figure"} <= {r.role for r in here.roles}  # the layout model's
+    for _ in range(2):
+        there = timelimit.extract_with_time_limit(paper, "dpr.pdf", **read)
+        assert (there.text, there.roles) == (here.text, here.roles)
     pdf = corpus_file("docs/pdf/cjk_zh_textbook_credits.pdf").read_bytes()
     assert (
         "中华人民共和国国务院侨务办公室"
