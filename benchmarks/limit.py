@@ -12,16 +12,17 @@ In one run:
    two threads. Prints GOP/s (one multiply-add is 2 operations) per shape and over the model's
    mix of shapes.
 2. The cost. Read from the graph: every matrix product with a weight (MatMulInteger, MatMul and
-   QAttention's input projection) costs 2·K·N operations a token; each attention layer also
-   multiplies queries by keys and weights by values, 4·L·H a token for L tokens and width H.
+   QAttention's input projection) costs 2·K·N operations a token; each attention layer
+   (QAttention, or ONNX's Attention after its projection) also multiplies queries by keys and
+   weights by values, 4·L·H a token for L tokens and width H.
 3. The share. Each model embeds each book's first passages as an import gives them to it (title and
    section path first); tokens/s and passages/s are measured, and the share of the peak is the
    time the same operations would take at the peak (products at the int8 peak, attention at the
    fp32 peak) over the time they took. The peak is that of the best layout, measured again just
    before and just after each embedding (their mean), since other work on the cores moves it.
    With `--against MODEL=GRAPH.onnx` (an older graph of the model, say from the model cache), the
-   rounds alternate between the model as KnowNote runs it and that graph run as before issue 39's
-   graph work (its memory planned per input shape), each printed in its own row.
+   rounds alternate between the model as KnowNote runs it and that graph, run the same way (the
+   same session options), each printed in its own row.
 """
 
 from __future__ import annotations
@@ -76,6 +77,9 @@ def graph_cost(graph: Path) -> GraphCost:
     fp32_products: dict[tuple[int, int], int] = {}
     layers = width = 0
     for node in model.graph.node:
+        if node.op_type == "Attention" and node.domain in ("", "ai.onnx"):
+            layers += 1  # ONNX's own, on the activations: its projection is a product below
+            continue
         shape = weights.get(node.input[1]) if len(node.input) > 1 else None
         if shape is None or len(shape) != 2:
             continue
@@ -83,9 +87,10 @@ def graph_cost(graph: Path) -> GraphCost:
             products[shape] = products.get(shape, 0) + 1
         elif node.op_type == "MatMul":
             fp32_products[shape] = fp32_products.get(shape, 0) + 1
-        if node.op_type in ("QAttention", "Attention"):
+        if node.op_type in ("QAttention", "Attention"):  # contrib: the projection is input 1
             layers += 1
-            width = shape[1] // 3
+        if shape[1] == 3 * shape[0]:  # the Q, K and V projection: [H, 3H]
+            width = shape[0]
     return GraphCost(products, fp32_products, layers, width)
 
 
@@ -212,18 +217,10 @@ def mix_rate(shapes: dict[tuple[int, int], int], rates: dict[tuple[int, int], fl
 
 
 def as_before(embedder, graph: Path):
-    """The same embedder running another graph file of its model with the session options of
-    before (the runtime plans each input shape's memory); loaded on first use."""
+    """The same embedder, with its session options, running another graph file of its model;
+    loaded on first use."""
     other = copy.copy(embedder)
     other._start(embedder.name, graph, embedder.max_batch, embedder.max_seq_length, embedder.dim)
-    options = other._options
-
-    def planned():
-        chosen = options()
-        chosen.enable_mem_pattern = True
-        return chosen
-
-    other._options = planned
     return other
 
 
