@@ -67,7 +67,7 @@ def main() -> None:
     print("|---|---|---|---|---|---|")
     all_books = books_of.books()
     for code in args.books:
-        texts = books_of.import_texts(*all_books[code])[: args.passages]
+        texts = books_of.import_texts(all_books[code])[: args.passages]
         encodings = tokenize([embedder.passage_prefix + t.strip() for t in texts])
         vectors = [np.stack([vector(s, ids) for ids in encodings]) for s in sessions]
         seconds = np.zeros(len(sessions))

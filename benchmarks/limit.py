@@ -244,7 +244,7 @@ def main() -> None:
     for name, graph in (a.split("=", 1) for a in args.against):
         variants[name][f"before: {Path(graph).name}"] = as_before(embedders[name], Path(graph))
     all_books = books_of.books()
-    texts = {code: books_of.import_texts(*all_books[code])[: args.passages] for code in args.books}
+    texts = {code: books_of.import_texts(all_books[code])[: args.passages] for code in args.books}
     tokens: dict[tuple[str, str], list[int]] = {}
     for name, embedder in embedders.items():
         embedder.embed_passages(["warm up the model"] * 8)
