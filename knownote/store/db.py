@@ -172,14 +172,24 @@ def _n_terms(passage: NewPassage) -> int:
     return sum(passage.terms.values()) if passage.n_terms is None else passage.n_terms
 
 
+def _ranges(
+    document_id: int, ranges: Sequence[Page | Heading | RoleRange]
+) -> dict[str, np.ndarray]:
+    """A document's ranges as columns for `insert_rows`: a few hundred rows by `executemany`
+    took 0.4 s of a 352-page book's import."""
+    return {
+        "document_id": np.full(len(ranges), document_id, dtype=np.int64),
+        "start": np.asarray([r.start for r in ranges], dtype=np.int64),
+        "end": np.asarray([r.end for r in ranges], dtype=np.int64),
+    }
+
+
 def _insert_headings(
     db: duckdb.DuckDBPyConnection, document_id: int, headings: Sequence[Heading]
 ) -> None:
     if headings:
-        db.executemany(
-            'INSERT INTO headings (document_id, start, "end", level) VALUES (?, ?, ?, ?)',
-            [(document_id, h.start, h.end, h.level) for h in headings],
-        )
+        levels = np.asarray([h.level for h in headings], dtype=np.int64)
+        insert_rows(db, "headings", {**_ranges(document_id, headings), "level": levels})
 
 
 def _insert_roles(
@@ -192,10 +202,8 @@ def _insert_roles(
     (references, front matter, page furniture) is kept with it for retrieval to weigh. `read`:
     what read them (ROLES_VERSION, or LAYOUT_LATER)."""
     if roles:
-        db.executemany(
-            'INSERT INTO roles (document_id, start, "end", role) VALUES (?, ?, ?, ?)',
-            [(document_id, r.start, r.end, r.role) for r in roles],
-        )
+        names = np.asarray([r.role for r in roles], dtype=object)
+        insert_rows(db, "roles", {**_ranges(document_id, roles), "role": names})
     db.execute("UPDATE documents SET roles_read = ? WHERE id = ?", [read, document_id])
     db.execute("UPDATE passages SET minor = 0 WHERE document_id = ? AND minor > 0", [document_id])
     db.execute(
@@ -702,10 +710,8 @@ class Store:
                 ],
             ).fetchone()
             if pages:
-                db.executemany(
-                    'INSERT INTO pages (document_id, page_no, start, "end") VALUES (?, ?, ?, ?)',
-                    [(document_id, p.number, p.start, p.end) for p in pages],
-                )
+                numbers = np.asarray([p.number for p in pages], dtype=np.int64)
+                insert_rows(db, "pages", {**_ranges(document_id, pages), "page_no": numbers})
             _insert_headings(db, document_id, headings)
             if times:
                 db.executemany(
