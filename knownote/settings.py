@@ -202,8 +202,8 @@ class Settings:
             "help": "Import a PDF with the roles its rules find, and read its page layouts (the "
             "layout model's tables, captions, footnotes and formulas) once the imports are done, "
             "when the app is idle or by `knownote reindex`: that model costs a paper as much "
-            "time as embedding it. 0: read them during the import, as a PDF with pages read by "
-            "OCR always is (env KNOWNOTE_READ_LAYOUTS_LATER=0 or 1)."
+            "time as embedding it. 0: read them during the import, as a PDF opened with a "
+            "password always is (env KNOWNOTE_READ_LAYOUTS_LATER=0 or 1)."
         },
     )
     max_file_mb: int = field(

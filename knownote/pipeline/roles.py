@@ -11,6 +11,8 @@ again).
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pymupdf
 
 from knownote.errors import KnowNoteError, NotFound
@@ -62,13 +64,21 @@ def read_missing_roles(
 def _layouts(
     store: Store, document: Document, text: str, settings: Settings
 ) -> tuple[RoleRange, ...] | None:
-    """The roles of a PDF imported with its layouts left for later (it has no page read by
-    OCR), read again whole with the layout model by a reader under the time limit, as an import
-    reads a file: that model renders pages, and the kept file is still the user's. None when it
-    cannot be read so or no longer gives the stored text."""
+    """The roles of a PDF imported with its layouts left for later, read again whole with the
+    layout model by a reader under the time limit, as an import reads a file: that model renders
+    pages, and the kept file is still the user's. Its pages read by OCR are given their stored
+    text and boxes instead of being read again. None when it cannot be read so or no longer
+    gives the stored text."""
     path = store.file_path(document.sha256)
     if path is None or not path.exists():
         return None
+    pages = {p.number: p for p in store.pages(document.id)}
+    before = []
+    for number in store.ocr_page_numbers(document.id):
+        page, boxes = pages.get(number), store.ocr_page(document.id, number)
+        if page is None or boxes is None:
+            return None
+        before.append((text[page.start : page.end], boxes))
     try:
         extracted = extract_with_time_limit(
             path.read_bytes(),
@@ -76,7 +86,7 @@ def _layouts(
             max_chars=settings.max_text_chars,
             max_pages=settings.max_pages,
             seconds=settings.max_extract_seconds,
-            ocr=NO_OCR,
+            ocr=replace(NO_OCR, before=tuple(before)),
         )
     except KnowNoteError:
         return None

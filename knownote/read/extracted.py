@@ -36,6 +36,9 @@ class OcrLimits:
     engine: str = "auto"  # "auto", "tesseract" or "rapidocr": see ocr.engine_for
     languages: str = "eng+chi_sim+jpn+kor"  # Tesseract's, "+"-joined (ocr.DEFAULT_LANGUAGES)
     force: bool = False  # every page of a PDF read by OCR ("Read again by OCR")
+    # A PDF's pages read by OCR at its import (their text and boxes), taken as they were read:
+    # its page layouts read after the import (knownote.pipeline.roles) never run OCR again.
+    before: tuple[tuple[str, OcrPage], ...] = ()
 
 
 @dataclass(frozen=True)

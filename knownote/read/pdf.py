@@ -190,9 +190,10 @@ def extract_pdf(
     layout: bool = True,
 ) -> Extracted:
     """A PDF's text by its text layer, and by OCR where that is missing or noisy. Without
-    `layout`, a PDF with no page read by OCR gets the rules' roles alone (`layout_later`): the
-    layout model costs a paper as much as embedding its passages, and `knownote.pipeline.roles`
-    reads its pages after the import."""
+    `layout`, a PDF that opens without a password gets the rules' roles alone (`layout_later`):
+    the layout model costs a paper as much as embedding its passages, and
+    `knownote.pipeline.roles` reads its pages after the import (given the pages read by OCR
+    here, `OcrLimits.before`)."""
     with _open_pdf(data, name, password) as doc:
         count = doc.page_count
         if count > max_pages:
@@ -203,16 +204,23 @@ def extract_pdf(
         layers = _read_layers(doc, with_lines=True)
         texts, unreadable, lines = layers.texts, layers.unreadable, layers.lines
         to_read, skipped = layers.to_read, 0
+        before = {page.number - 1: (text, page) for text, page in ocr.before}
         if ocr.force:  # "Read again by OCR": every page that can be read
             to_read = [i for i in range(count) if i + 1 not in unreadable]
-        if ocr.max_pages == 0:  # OCR is switched off: those pages keep what text they have
+        if before:  # the pages its import read by OCR, and only those
+            to_read = sorted(before)
+        elif ocr.max_pages == 0:  # OCR is switched off: those pages keep what text they have
             skipped, to_read = len(to_read), []
-        if len(to_read) > ocr.max_pages:
+        elif len(to_read) > ocr.max_pages:
             raise FileTooLarge(
                 f"{name} has {len(to_read):,} pages to read by OCR, more than the limit of "
                 f"{ocr.max_pages} (setting max_ocr_pages). Split it into smaller files."
             )
-        judged = [] if ocr.force else scans.layers_to_judge(texts, layers.layered, ocr, to_read)
+        judged = (
+            []
+            if ocr.force or before
+            else scans.layers_to_judge(texts, layers.layered, ocr, to_read)
+        )
         # the first few suspect layers are judged; the others only when a fresh reading won
         rest, batch = judged[scans.JUDGE_FIRST :], sorted(to_read + judged[: scans.JUDGE_FIRST])
         ocr_pages, refused, won, done, planned = [], [], 0, 0, len(batch)
@@ -220,7 +228,9 @@ def extract_pdf(
             progress(0, planned)
         while batch:
             pages = (doc.load_page(index) for index in batch)
-            read_all = scans.ocr_pdf_pages(pages, ocr, name)
+            read_all = (
+                [before[i] for i in batch] if before else scans.ocr_pdf_pages(pages, ocr, name)
+            )
             for index, read in zip(batch, read_all, strict=True):
                 if index in judged and (
                     isinstance(read, FileTooLarge)
@@ -265,8 +275,9 @@ def extract_pdf(
         title = good_title((doc.metadata or {}).get("title"))
         headings = pdf_headings_of(doc, pages, texts, lines)
         read_by_ocr = {page.number - 1 for page in ocr_pages}
-        # read again later without OCR or a password, it gives the same text
-        later = not layout and not ocr_pages and not doc.needs_pass
+        # read again later without a password, and with its pages read by OCR as they were
+        # read here (`OcrLimits.before`), it gives the same text
+        later = not layout and not doc.needs_pass
         roles = pdf_roles(
             doc, pages, texts, lines, read_by_ocr, headings, text,
             flags=PDF_TEXT_FLAGS, ocr_pages=ocr_pages, model="0" if later else None,

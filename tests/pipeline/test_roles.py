@@ -3,6 +3,7 @@ import keeps them at once, with each passage's share of minor parts."""
 
 from __future__ import annotations
 
+import pymupdf
 import pytest
 
 from knownote.pipeline.ingest import import_file
@@ -18,9 +19,15 @@ FILES = [
 ]
 
 
-def imported(store, notebook, settings, relative: str) -> int:
+def imported(store, notebook, settings, relative: str, page: int | None = None) -> int:
+    """The corpus file imported (a PDF: only its page `page`, 0-based, when given)."""
     path = corpus_file(relative)
-    result = import_file(store, notebook, path.name, path.read_bytes(), settings=settings)
+    data = path.read_bytes()
+    if page is not None:
+        with pymupdf.open(stream=data) as whole, pymupdf.open() as part:
+            part.insert_pdf(whole, from_page=page, to_page=page)
+            data = part.tobytes()
+    result = import_file(store, notebook, path.name, data, settings=settings)
     assert result.status == "imported", result.error
     return result.document_id
 
@@ -101,19 +108,27 @@ def test_an_import_records_the_rules_its_roles_were_read_with(store, notebook, s
 
 
 @pytest.mark.parametrize(
-    "relative",
-    ["docs/pdf/paper_dpr_2004.04906_2col.pdf", "docs/pdf/cjk_ko_card_terms_tables.pdf"],
+    ("relative", "page"),
+    [
+        ("docs/pdf/paper_dpr_2004.04906_2col.pdf", None),
+        ("docs/pdf/cjk_ko_card_terms_tables.pdf", None),
+        # a scan: its page read by OCR at the import is not read again (one page, with a
+        # table, as OCR takes seconds a page)
+        ("docs/pdf/cjk_zh_scanned_ocr_auditor_letter.pdf", 1),
+    ],
 )
 def test_a_pdf_s_layouts_read_after_its_import_give_the_roles_an_import_reading_them_gives(
-    store, notebook, settings, relative
+    store, notebook, settings, relative, page
 ):
-    later = imported(store, notebook, settings, relative)  # read_layouts_later by default
+    later = imported(store, notebook, settings, relative, page)  # read_layouts_later by default
     assert store.document(later).roles_read == LAYOUT_LATER
     assert store.documents_without_roles(10) == [later]
     text, passages = store.document_text(later), store.passages(later)
-    rules = store.roles(later)
-    assert rules and all(0 <= r.start < r.end <= len(text) for r in rules)
+    rules = store.roles(later)  # the one scanned page has none: no line repeats
+    assert (rules or page is not None) and all(0 <= r.start < r.end <= len(text) for r in rules)
 
+    # read again without OCR (knownote.pipeline.headings.NO_OCR), given its stored OCR pages
+    assert bool(store.ocr_page_numbers(later)) == (page is not None)
     assert read_missing_roles(store, settings=settings) == 1
     assert store.document(later).roles_read == ROLES_VERSION
     assert store.documents_without_roles(10) == []
@@ -122,7 +137,7 @@ def test_a_pdf_s_layouts_read_after_its_import_give_the_roles_an_import_reading_
     assert read != rules  # the model's tables, captions and footnotes came in
 
     other = store.create_notebook("at once", notebook.embedding_model, notebook.embedding_dim)
-    at_once = imported(store, other, settings.with_(read_layouts_later=False), relative)
+    at_once = imported(store, other, settings.with_(read_layouts_later=False), relative, page)
     assert store.roles(at_once) == read
     assert minor_shares(store, at_once) == minor_shares(store, later)
     assert check_store(store)[1] == []
