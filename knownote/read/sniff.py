@@ -187,11 +187,21 @@ def _mpeg_audio_frame(head: bytes) -> bool:
     return version != 1 and layer != 0 and bitrate not in (0, 15)
 
 
+def is_pdf(data: bytes) -> bool:
+    return b"%PDF-" in data[:1024]
+
+
+def is_image(data: bytes) -> bool:
+    return data.startswith((b"\x89PNG", b"\xff\xd8\xff", b"GIF8", b"II*\x00", b"MM\x00*")) or (
+        data[:4] == b"RIFF" and data[8:12] == b"WEBP"
+    )
+
+
 def sniff(data: bytes, name: str) -> tuple[str, zipfile.ZipFile | Decoded | None]:
     ext = _extension(name)
     if not data:
         raise UnreadableFile(f"{name} is empty (0 bytes): nothing to import.")
-    if b"%PDF-" in data[:1024]:
+    if is_pdf(data):
         return "pdf", None
     if data.startswith(_OLE2):
         if ext in ("docx", "pptx", "xlsx"):
@@ -211,9 +221,7 @@ def sniff(data: bytes, name: str) -> tuple[str, zipfile.ZipFile | Decoded | None
             raise UnreadableFile(
                 f"{name} is damaged: its ZIP container cannot be read. Download or export it again."
             ) from None
-    if data.startswith((b"\x89PNG", b"\xff\xd8\xff", b"GIF8", b"II*\x00", b"MM\x00*")) or (
-        data[:4] == b"RIFF" and data[8:12] == b"WEBP"
-    ):
+    if is_image(data):
         return "image", None
     if is_recording(data):
         return "recording", None

@@ -109,8 +109,9 @@ def _child(sock: socket.socket) -> None:
 # What the server loads, lightest first, after what every child needs (`knownote.read.extract`,
 # with the text and Markdown readers): between two of them it answers the app, so a text file
 # read while PyMuPDF loads (a second or more) need not wait for it, and a child forked before a
-# reader has loaded loads it itself. PyMuPDF Layout's model comes last (`import pymupdf` would
-# load it first, another second): a PDF whose layouts are read later never waits for it.
+# reader has loaded loads it itself. PyMuPDF Layout's model is not among them (`import pymupdf`
+# would load it, another second of CPU while an import embeds): the server loads it before the
+# first child that reads page layouts (`LAYOUTS`), and keeps it for the others.
 READERS = (
     "knownote.read.zipcheck",
     "knownote.read.html",
@@ -119,8 +120,8 @@ READERS = (
     "knownote.read.office",
     "pymupdf",
     "knownote.read.pdf",
-    "pymupdf.layout",
 )
+JOB, LAYOUTS = b"J", b"L"  # what the app sends with a child's socket: LAYOUTS, it reads them
 
 
 def _serve(control: socket.socket) -> None:
@@ -135,19 +136,13 @@ def _serve(control: socket.socket) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl+C in a terminal is for the app
 
     to_load = list(READERS)
-    sys.modules["pymupdf.layout"] = None  # held back until its turn (pdf_roles.load_layout_model)
+    sys.modules["pymupdf.layout"] = None  # held back (pdf_roles.load_layout_model)
     children: dict[int, socket.socket] = {}
     while True:
         wait = 0 if to_load else 0.05 if children else None
         ready, _, _ = select.select([control], [], [], wait)
         if not ready and to_load:
-            name = to_load.pop(0)
-            if name == "pymupdf.layout":
-                from knownote.read.pdf_roles import load_layout_model
-
-                load_layout_model()
-            else:
-                importlib.import_module(name)
+            importlib.import_module(to_load.pop(0))
         while children:
             pid, status = os.waitpid(-1, os.WNOHANG)
             if pid == 0:
@@ -164,9 +159,9 @@ def _serve(control: socket.socket) -> None:
         if not ready:
             continue
         try:
-            _, fds, _, _ = socket.recv_fds(control, 1, 1)
+            kind, fds, _, _ = socket.recv_fds(control, 1, 1)
         except OSError:
-            fds = []
+            kind, fds = b"", []
         if not fds:  # the app has gone: nobody wants what the children read
             for pid in children:
                 with contextlib.suppress(ProcessLookupError):
@@ -175,6 +170,10 @@ def _serve(control: socket.socket) -> None:
                 os.waitpid(pid, 0)
             return
         job = socket.socket(fileno=fds[0])
+        if kind == LAYOUTS:
+            from knownote.read.pdf_roles import load_layout_model
+
+            load_layout_model()  # once: later children have it
         pid = os.fork()
         if pid == 0:
             code = 0
@@ -225,8 +224,9 @@ class _Server:
         self.control = ours
         self.forked = False
 
-    def fork(self) -> tuple[int, socket.socket]:
-        """A new child's pid and the app's end of its socket."""
+    def fork(self, layouts: bool = False) -> tuple[int, socket.socket]:
+        """A new child's pid and the app's end of its socket; `layouts`: the child reads page
+        layouts (the server loads their model first)."""
         ours, theirs = socket.socketpair()
         try:
             with self.lock:
@@ -236,7 +236,8 @@ class _Server:
                         self._start()
                     try:
                         self.forked = True
-                        socket.send_fds(self.control, [b"J"], [theirs.fileno()])
+                        kind = LAYOUTS if layouts else JOB
+                        socket.send_fds(self.control, [kind], [theirs.fileno()])
                         return struct.unpack("<q", self._receive(8))[0], ours
                     except OSError:
                         self.stop()  # it has died: once more with a new one
@@ -304,8 +305,11 @@ def extract_with_time_limit(
     `progress(done, total)` is called in this process for each page the child reads by OCR and
     each minute of a recording it transcribes.
     """
+    from knownote.read.sniff import is_image, is_pdf
+
     name = label or filename
-    pid, sock = _SERVER.fork()
+    # an image's roles are always the layout model's (knownote.read.pdf.extract_image)
+    pid, sock = _SERVER.fork(layouts=is_image(data) or (layout and is_pdf(data)))
     # Until the child has started, the clock is not the file's: a loaded machine may take long
     # to run it. The limit counts from the start.
     started = time.monotonic()

@@ -3,6 +3,7 @@ message, while the rest of the app keeps answering."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 import threading
@@ -88,8 +89,8 @@ def test_a_child_killed_while_reading_is_reported_as_a_crash(
 
     fork = timelimit._SERVER.fork
 
-    def fork_and_kill():
-        pid, sock = fork()
+    def fork_and_kill(layouts=False):
+        pid, sock = fork(layouts)
         threading.Timer(1.0, os.kill, (pid, signal.SIGSEGV)).start()
         return pid, sock
 
@@ -150,3 +151,34 @@ def test_a_server_just_started_reads_text_and_pdfs_whatever_it_has_loaded(settin
         "中华人民共和国国务院侨务办公室"
         in timelimit.extract_with_time_limit(pdf, "zh.pdf", **read).text
     )
+
+
+def test_the_server_loads_the_layout_model_for_the_first_child_that_reads_layouts(settings):
+    """Not before: an import that leaves a PDF's layouts for later never pays for it."""
+    from knownote.read import timelimit
+    from knownote.read.extract import extract
+
+    def server_mb() -> float:
+        """The server's memory, once it has loaded its readers (its CPU time stands still)."""
+        proc = Path(f"/proc/{timelimit._SERVER.process.pid}")
+
+        def cpu() -> list[str]:  # user and system time
+            return proc.joinpath("stat").read_text().split(")")[1].split()[11:13]
+
+        used = []
+        while used != (used := cpu()):
+            time.sleep(0.5)
+        status = proc.joinpath("status").read_text()
+        return int(re.search(r"VmRSS:\s+(\d+)", status).group(1)) / 1024
+
+    timelimit._SERVER.stop()
+    read = dict(max_chars=1_000_000, max_pages=100, seconds=60)
+    paper = corpus_file("docs/pdf/cjk_ko_card_terms_tables.pdf").read_bytes()
+    assert timelimit.extract_with_time_limit(paper, "ko.pdf", layout=False, **read).layout_later
+    before = server_mb()
+    assert timelimit.extract_with_time_limit(paper, "ko.pdf", layout=False, **read).layout_later
+    assert server_mb() - before < 5
+    there = timelimit.extract_with_time_limit(paper, "ko.pdf", **read)
+    here = extract(paper, "ko.pdf")
+    assert (there.text, there.roles) == (here.text, here.roles)  # the model's tables among them
+    assert server_mb() - before > 20  # the model, kept for the next child
