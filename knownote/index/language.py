@@ -9,7 +9,7 @@ is read whole. Text with too few letters (tables of figures, a code listing) has
 from __future__ import annotations
 
 import functools
-import importlib.metadata
+import hashlib
 import math
 from collections import Counter
 from collections.abc import Sequence
@@ -53,48 +53,82 @@ def language_name(code: str) -> str:
 def identifier():
     from py3langid.langid import LanguageIdentifier
 
+    # Already restricted to the languages read here: no `set_languages`, which would copy it.
     ptc, pc, classes, nextmove, row, output = _model_arrays()
-    identifier = LanguageIdentifier(ptc, pc, classes, nextmove, output, tk_row=row)
-    # Two-letter codes, without Volapük (tables of figures and names read as it).
-    identifier.set_languages(
-        [c for c in identifier.labels if (len(c) == 2 and c != "vo") or c in DIALECTS]
-    )
-    return identifier
+    return LanguageIdentifier(ptc, pc, classes, nextmove, output, tk_row=row)
+
+
+NOT_READ = ("vo",)  # Volapük: tables of figures and names read as it
+
+
+def _read_here(labels: Sequence[str]) -> list[str]:
+    """Of py3langid's labels, those read here: two-letter codes but NOT_READ, and DIALECTS."""
+    return [c for c in labels if (len(c) == 2 and c not in NOT_READ) or c in DIALECTS]
 
 
 def _model_arrays() -> tuple:
-    """py3langid's model as its loader gives it, from an uncompressed copy in the model cache.
+    """py3langid's model as `set_languages(_read_here(labels))` leaves it, from a copy in the
+    model cache whose two big arrays (the matrix, 24 MB; the tokenizer's transitions, 39 MB) are
+    memory-mapped, not read: a text touches only the rows of its features and states.
 
     The package ships the model LZMA-compressed: unpacking it took 1.0-1.3 s of every process's
-    first document or question (the longest step of a cold import before its embedding); the
-    copy, made once per machine, loads in 0.25-0.5 s (measured with other work on both cores).
+    first document or question (the longest step of a cold import before its embedding). A copy
+    of the whole model, read and then restricted by `set_languages` (which copies the matrix),
+    still took 0.14-0.25 s (median 0.15 s, CPU 0.17 s) for the first identifier; this copy,
+    made once per machine, 0.020-0.037 s (median 0.022 s), and the identifier with a German and
+    a Chinese document read 0.038 s against 0.17 s (2026-12-07, load 1.5-1.8, docs/benchmarks.md).
+    Ranking is no slower: 640 German and Chinese paragraphs in 0.31-0.41 s of CPU, 0.37-0.44 s
+    before.
     """
     from array import array
 
     import numpy as np
-    from py3langid.langid import MODEL_DIR, MODEL_FILE
+    from py3langid import __version__ as version  # importlib.metadata's look-up takes 5 ms
+    from py3langid.langid import MODEL_DIR, MODEL_FILE, LanguageIdentifier
     from py3langid.modelio import load_model
 
     from knownote.index.onnx_export import make_once
     from knownote.settings import Settings
 
     packed = MODEL_DIR / MODEL_FILE
-    version = importlib.metadata.version("py3langid")
-    copy = Settings().model_cache / f"py3langid-{version}-{packed.stat().st_size}.npz"
+    # The copy's name changes with the languages read here.
+    chosen = hashlib.sha256(repr((sorted(DIALECTS), NOT_READ)).encode()).hexdigest()[:8]
+    stem = f"py3langid-{version}-{packed.stat().st_size}-{chosen}"
+    cache = Settings().model_cache
 
-    def unpack(tmp: Path) -> None:
+    @functools.cache  # unpacked once, whichever of the files is missing
+    def restricted() -> dict:
         ptc, pc, classes, nextmove, row, output = load_model(packed)
-        with tmp.open("wb") as file:  # np.savez would add ".npz" to a path
-            np.savez(file, ptc=ptc, pc=pc, classes=np.array(classes), output=np.array(output),
-                     nextmove=np.frombuffer(nextmove, dtype=nextmove.typecode),
-                     row=np.frombuffer(row, dtype=row.typecode))  # fmt: skip
+        model = LanguageIdentifier(ptc, pc, classes, nextmove, output, tk_row=row)
+        model.set_languages(_read_here(model.labels))
+        return {
+            # set_languages leaves it column by column: a feature's row is then 120 pages apart.
+            "ptc": np.ascontiguousarray(model.nb_ptc),
+            "pc": model.nb_pc,
+            "classes": np.array(model.nb_classes),
+            "nextmove": np.frombuffer(nextmove, dtype=nextmove.typecode),
+            "row": np.frombuffer(row, dtype=row.typecode),
+            "output": np.array(output),
+        }
 
-    with np.load(make_once(copy, unpack), allow_pickle=False) as data:
+    def mapped(name: str):
+        def save(tmp: Path) -> None:
+            with tmp.open("wb") as file:  # np.save would add ".npy" to a path
+                np.save(file, restricted()[name])
+
+        return np.load(make_once(cache / f"{stem}-{name}.npy", save), mmap_mode="r")
+
+    def save_small(tmp: Path) -> None:
+        with tmp.open("wb") as file:
+            np.savez(file, **{k: restricted()[k] for k in ("pc", "classes", "row", "output")})
+
+    ptc, nextmove = mapped("ptc"), mapped("nextmove")
+    with np.load(make_once(cache / f"{stem}.npz", save_small), allow_pickle=False) as data:
         return (
-            data["ptc"],
+            ptc,
             data["pc"],
             data["classes"].tolist(),
-            array(data["nextmove"].dtype.char, data["nextmove"].tobytes()),
+            memoryview(nextmove),  # indexed byte by byte: a Python int each, as from an array
             array(data["row"].dtype.char, data["row"].tobytes()),
             data["output"].tolist(),
         )

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from knownote.index.language import SAMPLE_CHARS, SAMPLES, document_languages, language_of
@@ -64,8 +66,15 @@ def test_figures_without_words_have_no_language():
     assert document_languages("") == ()
 
 
-def test_the_model_loads_from_an_unpacked_copy_that_reads_as_py3langid_s_own(tmp_path, monkeypatch):
-    from py3langid.langid import _load_identifier
+def _contexts(name: str, n: int) -> list[str]:
+    data = json.loads(corpus_file(name).read_text(encoding="utf-8"))["data"]
+    return [p["context"] for article in data for p in article["paragraphs"]][:n]
+
+
+def test_the_model_loads_from_a_restricted_copy_that_reads_as_py3langid_s_own(
+    tmp_path, monkeypatch
+):
+    from py3langid.langid import MODEL_FILE, LanguageIdentifier
 
     from knownote.index import language
 
@@ -73,17 +82,38 @@ def test_the_model_loads_from_an_unpacked_copy_that_reads_as_py3langid_s_own(tmp
     language.identifier.cache_clear()
     try:
         ours = language.identifier()
-        assert [p.name for p in tmp_path.glob("py3langid-*.npz")], "no copy was made"
-        theirs = _load_identifier(langs=list(ours.labels))
+        assert sorted(p.suffix for p in tmp_path.glob("py3langid-*")) == [".npy", ".npy", ".npz"]
+        # Mapped read-only: scoring that wrote to the matrix would raise below.
+        assert not ours.nb_ptc.flags.writeable
+        theirs = LanguageIdentifier.from_model_file(MODEL_FILE)
+        theirs.set_languages(language._read_here(theirs.labels))
+        assert ours.nb_classes == theirs.nb_classes
+        path = corpus_file("docs/pdf/cjk_ko_card_terms_tables.pdf")
+        korean = extract(path.read_bytes(), path.name).text
+        files = [
+            "docs/web_text/md_zh_distributed_training_notes.md",
+            "docs/web_text/md_codeblocks.md",
+        ]
+        sets = [
+            "qa_zh/cmrc2018_dev.json",
+            "qa_en/xquad.en.json",
+            "qa_ja/jsquad-valid-v1.3.json",
+            "qa_xx/xquad.de.json",
+        ]
         samples = [
-            corpus_file(name).read_text(encoding="utf-8")[:2000]
-            for name in (
-                "docs/web_text/md_zh_distributed_training_notes.md",
-                "docs/web_text/md_codeblocks.md",
-            )
-        ] + ["ノルマン人はどこに定住しましたか？", "Wann wurde der Eiffelturm fertiggestellt?"]
+            *(corpus_file(name).read_text(encoding="utf-8")[:2000] for name in files),
+            *(context for name in sets for context in _contexts(name, 3)),
+            korean[:2000],
+            korean[-600:],
+            "ノルマン人はどこに定住しましたか？",
+            "Wann wurde der Eiffelturm fertiggestellt?",
+            "노르만인은 어디에 정착했나요?",
+            "12 345 678",
+        ]
         for text in samples:
             assert ours.rank(text) == theirs.rank(text)
+            assert ours.classify(text) == theirs.classify(text)
+        assert {ours.classify(text)[0] for text in samples} >= {"zh", "en", "ja", "de", "ko"}
         language.identifier.cache_clear()  # a second process reads the copy
         assert language.identifier().rank(samples[0]) == theirs.rank(samples[0])
     finally:
