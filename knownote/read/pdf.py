@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import pymupdf
@@ -141,10 +141,15 @@ class _Layers:
     layered: list[int]  # 0-based indices of the other pages with an OCR layer over an image
 
 
-def _read_layers(doc: pymupdf.Document, with_lines: bool = False) -> _Layers:
-    """Every page's text layer, and which pages need OCR instead (see `knownote.read.scans`)."""
+def _read_layers(
+    doc: pymupdf.Document,
+    with_lines: bool = False,
+    blank: Callable[[pymupdf.Page], None] | None = None,
+) -> _Layers:
+    """Every page's text layer, and which pages need OCR instead (see `knownote.read.scans`);
+    `blank` is told of each page with no text layer as it is found."""
 
-    texts, blank, layered, unreadable, lines = [], [], [], [], []
+    texts, no_layer, layered, unreadable, lines = [], [], [], [], []
     for index in range(doc.page_count):
         found: list[pdf_headings.Line] = []
         try:
@@ -154,7 +159,9 @@ def _read_layers(doc: pymupdf.Document, with_lines: bool = False) -> _Layers:
             if with_lines and text:
                 found = pdf_headings.page_lines(page, textpage, text)
             if scans.has_no_text_layer(page, text):
-                blank.append(index)
+                no_layer.append(index)
+                if blank:
+                    blank(page)
             elif _text_chars(text) and scans.has_invisible_layer_over_image(page):
                 layered.append(index)
         # ValueError: a damaged page tree counts pages that load_page cannot find
@@ -164,8 +171,8 @@ def _read_layers(doc: pymupdf.Document, with_lines: bool = False) -> _Layers:
         texts.append(text)
         lines.append(found)
     if layered and scans.noisy_layer([texts[i] for i in layered]):
-        blank, layered = sorted(blank + layered), []
-    return _Layers(texts, blank, unreadable, lines, layered)
+        no_layer, layered = sorted(no_layer + layered), []
+    return _Layers(texts, no_layer, unreadable, lines, layered)
 
 
 def pdf_pages_to_ocr(doc: pymupdf.Document) -> list[int]:
@@ -194,14 +201,16 @@ def extract_pdf(
     the layout model costs a paper as much as embedding its passages, and
     `knownote.pipeline.roles` reads its pages after the import (given the pages read by OCR
     here, `OcrLimits.before`)."""
-    with _open_pdf(data, name, password) as doc:
+    # pages read by OCR while the text layer is read, unless every page is or none
+    first = not (ocr.force or ocr.before or ocr.max_pages == 0)
+    with _open_pdf(data, name, password) as doc, scans.ReadFirst(ocr, name, first) as ahead:
         count = doc.page_count
         if count > max_pages:
             raise FileTooLarge(
                 f"{name} has {count} pages, more than the limit of {max_pages}. "
                 "Split it into smaller files."
             )
-        layers = _read_layers(doc, with_lines=True)
+        layers = _read_layers(doc, with_lines=True, blank=ahead.start)
         texts, unreadable, lines = layers.texts, layers.unreadable, layers.lines
         to_read, skipped = layers.to_read, 0
         before = {page.number - 1: (text, page) for text, page in ocr.before}
@@ -229,7 +238,9 @@ def extract_pdf(
         while batch:
             pages = (doc.load_page(index) for index in batch)
             read_all = (
-                [before[i] for i in batch] if before else scans.ocr_pdf_pages(pages, ocr, name)
+                [before[i] for i in batch]
+                if before
+                else scans.ocr_pdf_pages(pages, ocr, name, ahead.started)
             )
             for index, read in zip(batch, read_all, strict=True):
                 if index in judged and (

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import io
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -169,17 +169,54 @@ def ocr_pdf_page(page: pymupdf.Page, limits: OcrLimits, name: str) -> tuple[str,
     return _read(_render(page, limits, name), limits)
 
 
+class ReadFirst:
+    """The first pages of a PDF that need OCR, read as soon as they are found while the rest of
+    its text layer is read (up to `limits.threads` pages, each on a core the text layer's reading
+    leaves): a book with a scanned cover or plate no longer reads its text layer and then waits
+    for OCR. A context: leaving it stops what has not begun."""
+
+    def __init__(self, limits: OcrLimits, name: str, on: bool = True) -> None:
+        self.limits, self.name, self.on = limits, name, on
+        self.started: dict[int, Future[tuple[str, OcrPage]] | FileTooLarge] = {}  # 0-based
+        self._pool = ThreadPoolExecutor(max(1, limits.threads), thread_name_prefix="ocr-first")
+
+    def start(self, page: pymupdf.Page) -> None:
+        """Begin reading this page by OCR, unless enough have begun."""
+        if not self.on or len(self.started) >= max(1, self.limits.threads):
+            return
+        try:
+            self.started[page.number] = self._pool.submit(
+                _read, _render(page, self.limits, self.name), self.limits
+            )
+        except FileTooLarge as e:
+            self.started[page.number] = e
+
+    def __enter__(self) -> ReadFirst:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._pool.shutdown(wait=True, cancel_futures=True)
+
+
 def ocr_pdf_pages(
-    pages: Iterable[pymupdf.Page], limits: OcrLimits, name: str
+    pages: Iterable[pymupdf.Page],
+    limits: OcrLimits,
+    name: str,
+    started: Mapping[int, Future[tuple[str, OcrPage]] | FileTooLarge] | None = None,
 ) -> Iterator[tuple[str, OcrPage] | FileTooLarge]:
     """`ocr_pdf_page` of each page, in order, with up to `limits.threads` pages read at once
     (Tesseract runs one process a page on one core; RapidOCR reads one page at a time with
     its own threads). Pages are rendered here, one ahead of the readers, so at most
-    threads + 1 page images are held; a page over a limit gives its FileTooLarge instead."""
+    threads + 1 page images are held; a page over a limit gives its FileTooLarge instead.
+    `started`: pages already being read (`ReadFirst.started`), by 0-based number."""
     workers = max(1, limits.threads)
+    started = started or {}
     with ThreadPoolExecutor(workers, thread_name_prefix="ocr") as pool:
         waiting: deque[Future[tuple[str, OcrPage]] | FileTooLarge] = deque()
         for page in pages:
+            if page.number in started:
+                waiting.append(started[page.number])
+                continue
             try:
                 waiting.append(pool.submit(_read, _render(page, limits, name), limits))
             except FileTooLarge as e:

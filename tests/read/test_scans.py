@@ -10,6 +10,7 @@ import struct
 import zlib
 from pathlib import Path
 
+import numpy as np
 import pymupdf
 import pytest
 from PIL import Image
@@ -19,7 +20,14 @@ from knownote.pipeline.ingest import import_file, ocr_progress_text
 from knownote.read.extract import OcrLimits, extract, pdf_page_text, pdf_pages_to_ocr
 from knownote.read.ocr import layer_noise
 from knownote.read.pdf import _read_layers
-from knownote.read.scans import has_invisible_layer_over_image, layers_to_judge, noisy_layer
+from knownote.read.scans import (
+    ReadFirst,
+    has_invisible_layer_over_image,
+    layers_to_judge,
+    noisy_layer,
+    ocr_pdf_page,
+    ocr_pdf_pages,
+)
 from knownote.show.pdf_page import passage_pages
 from tests.conftest import DOCS, corpus_file
 from tests.e2e.test_corpus import OCR_PAGES, PASSWORDS
@@ -400,3 +408,38 @@ def test_no_page_of_the_corpus_has_its_layer_judged_against_ocr():
                 doc.authenticate(PASSWORDS[path.name])
             found = _read_layers(doc)
             assert layers_to_judge(found.texts, found.layered, OcrLimits(), found.to_read) == []
+
+
+def _text_page_and_its_picture(relative: str) -> pymupdf.Document:
+    """The corpus PDF's first page, then the same page as a picture alone (no text layer)."""
+    source = pymupdf.open(corpus_file(relative))
+    doc = pymupdf.open()
+    doc.insert_pdf(source, to_page=0)
+    picture = source[0].get_pixmap(dpi=150)
+    doc.new_page(width=source[0].rect.width, height=source[0].rect.height).insert_image(
+        source[0].rect, pixmap=picture
+    )
+    return doc
+
+
+@pytest.mark.parametrize(
+    ("doc", "to_read"),
+    [
+        (lambda: pymupdf.open(corpus_file("docs/pdf/book_free_culture_lessig_352p.pdf")), [0, 254]),
+        (lambda: _text_page_and_its_picture("docs/pdf/cjk_zh_textbook_credits.pdf"), [1]),
+    ],
+    ids=["english book with a scanned cover and plate", "chinese page and its picture"],
+)
+def test_pages_without_a_text_layer_are_read_by_ocr_while_the_rest_is_read(doc, to_read):
+    """What they read is what reading them after the text layer reads."""
+    doc, limits = doc(), OcrLimits()
+    with ReadFirst(limits, "a.pdf") as first:
+        layers = _read_layers(doc, blank=first.start)
+        assert layers.to_read == to_read and sorted(first.started) == to_read
+        read = list(ocr_pdf_pages((doc[i] for i in to_read), limits, "a.pdf", first.started))
+    after = [ocr_pdf_page(doc[i], limits, "a.pdf") for i in to_read]
+    assert [text for text, _ in read] == [text for text, _ in after]
+    assert all(text.strip() for text, _ in read)
+    for (_, early), (_, late) in zip(read, after, strict=True):
+        np.testing.assert_array_equal(early.boxes, late.boxes)
+        np.testing.assert_array_equal(early.lines, late.lines)
