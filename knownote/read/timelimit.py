@@ -106,20 +106,20 @@ def _child(sock: socket.socket) -> None:
     _send(sock, b"R", pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL))
 
 
-# What the server loads, lightest first, after what every child needs (`knownote.read.extract`,
-# with the text and Markdown readers): between two of them it answers the app, so a text file
-# read while PyMuPDF loads (a second or more) need not wait for it, and a child forked before a
-# reader has loaded loads it itself. PyMuPDF Layout's model is not among them (`import pymupdf`
-# would load it, another second of CPU while an import embeds): the server loads it before the
-# first child that reads page layouts (`LAYOUTS`), and keeps it for the others.
+# What the server loads after what every child needs (`knownote.read.extract`, with the text and
+# Markdown readers), PDFs' first (what a library is mostly made of): between two of them it
+# answers the app, so a text file need not wait for them, and a child forked before a reader has
+# loaded loads it itself. PyMuPDF Layout's model is not among them (`import pymupdf` would load
+# it, another second of CPU while an import embeds): the server loads it before the first child
+# that reads page layouts (`LAYOUTS`), and keeps it for the others.
 READERS = (
+    "pymupdf",
+    "knownote.read.pdf",
     "knownote.read.zipcheck",
     "knownote.read.html",
     "knownote.read.web",
     "knownote.read.epub",
     "knownote.read.office",
-    "pymupdf",
-    "knownote.read.pdf",
 )
 JOB, LAYOUTS = b"J", b"L"  # what the app sends with a child's socket: LAYOUTS, it reads them
 
