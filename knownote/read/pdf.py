@@ -21,19 +21,42 @@ from knownote.read.extracted import (
 from knownote.read.pdf_roles import MODEL_PAGES, find_roles, pdf_roles
 from knownote.read.roles import RoleRange
 from knownote.read.sections import Heading
-from knownote.read.table_rows import layer_rows
+from knownote.read.table_rows import Reordered, layer_rows
 
 # Ligatures are expanded ("ﬁ" -> "fi") so words are searchable; everything else is MuPDF's default.
 PDF_TEXT_FLAGS = pymupdf.TEXTFLAGS_TEXT & ~pymupdf.TEXT_PRESERVE_LIGATURES
 
 
-def pdf_page_text(page: pymupdf.Page, textpage: pymupdf.TextPage | None = None) -> str:
+@dataclass(frozen=True)
+class PageLayer:
+    """One page's text layer, asked of MuPDF once: reading a page asked it for the same plain
+    text and lines two or three times."""
+
+    plain: str  # MuPDF's plain text, cleaned
+    blocks: list[dict]  # its blocks of lines and spans (`TextPage.extractDICT`)
+    rows: Reordered | None  # its tables' rows joined (`layer_rows`)
+
+    @property
+    def text(self) -> str:
+        """Exactly the text the page contributes to the canonical text."""
+        return self.plain if self.rows is None else self.rows.text
+
+    def lines(self, text: str) -> list[pdf_headings.Line]:
+        """Its lines located in `text` (`pdf_headings.page_lines`)."""
+        return pdf_headings.page_lines(self.blocks, self.plain, self.rows, text)
+
+
+def page_layer(page: pymupdf.Page) -> PageLayer:
+    textpage = page.get_textpage(flags=PDF_TEXT_FLAGS)
+    plain = clean_text(page.get_text("text", textpage=textpage))
+    blocks = textpage.extractDICT()["blocks"]
+    return PageLayer(plain, blocks, layer_rows(blocks, plain))
+
+
+def pdf_page_text(page: pymupdf.Page) -> str:
     """Exactly the text one PDF page contributes to the canonical text: MuPDF's plain text,
     cleaned, with its tables read row by row (`layer_rows`)."""
-    textpage = textpage or page.get_textpage(flags=PDF_TEXT_FLAGS)
-    text = clean_text(page.get_text("text", textpage=textpage))
-    rows = layer_rows(textpage, text)
-    return text if rows is None else rows.text
+    return page_layer(page).text
 
 
 def pdf_headings_of(
@@ -89,9 +112,7 @@ def pdf_lines(
             lines.append([])
             continue
         try:
-            page = doc.load_page(index)
-            textpage = page.get_textpage(flags=PDF_TEXT_FLAGS)
-            lines.append(pdf_headings.page_lines(page, textpage, text))
+            lines.append(page_layer(doc.load_page(index)).lines(text))
         except (pymupdf.mupdf.FzErrorBase, pymupdf.FileDataError):
             lines.append([])  # a damaged page: its text is stored as it could be read
     return lines
@@ -154,10 +175,10 @@ def _read_layers(
         found: list[pdf_headings.Line] = []
         try:
             page = doc.load_page(index)
-            textpage = page.get_textpage(flags=PDF_TEXT_FLAGS)
-            text = pdf_page_text(page, textpage)
+            layer = page_layer(page)
+            text = layer.text
             if with_lines and text:
-                found = pdf_headings.page_lines(page, textpage, text)
+                found = layer.lines(text)
             if scans.has_no_text_layer(page, text):
                 no_layer.append(index)
                 if blank:

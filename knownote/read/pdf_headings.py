@@ -23,7 +23,7 @@ import pymupdf
 
 from knownote.read.canonical import clean_text
 from knownote.read.sections import Heading
-from knownote.read.table_rows import layer_rows
+from knownote.read.table_rows import Reordered
 
 _BOLD_FONT = re.compile(r"bold|black|heavy|semibold|demi", re.IGNORECASE)
 _NUMBERED = re.compile(
@@ -53,22 +53,19 @@ class Line:
     box: tuple[float, float, float, float] = (0.0, 0.0, 0.0, 0.0)  # on the page
 
 
-def page_lines(page: pymupdf.Page, textpage: pymupdf.TextPage, text: str) -> list[Line]:
-    """The lines of one page, located in `text`, the page's canonical text (lines not found go)."""
+def page_lines(blocks: Sequence[dict], plain: str, rows: Reordered | None, text: str) -> list[Line]:
+    """The lines of one page, located in `text`, the page's canonical text (lines not found go).
+    `blocks`, `plain` and `rows`: its text layer's (`knownote.read.pdf.PageLayer`)."""
     lines, cursor = [], 0
     # A page with a table: its lines are located in MuPDF's order, then moved where its rows put
     # them (each line stays whole in its row).
     moved: list[int] | None = None
-    plain = clean_text(page.get_text("text", textpage=textpage))
-    if plain != text:
-        rows = layer_rows(textpage, plain)
-        if rows is not None and rows.text == text:
-            moved = [-1] * len(plain)
-            for new, old in enumerate(rows.source):
-                if old >= 0:
-                    moved[old] = new
-            text = plain
-    blocks = page.get_text("dict", textpage=textpage)["blocks"]
+    if plain != text and rows is not None and rows.text == text:
+        moved = [-1] * len(plain)
+        for new, old in enumerate(rows.source):
+            if old >= 0:
+                moved[old] = new
+        text = plain
     for number, block in enumerate(blocks):
         block_lines = block.get("lines", ())
         found = []

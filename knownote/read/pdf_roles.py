@@ -442,7 +442,8 @@ def _tables(page: pymupdf.Page, text: str, flags: int) -> list[RoleRange]:
     if " · " not in text:
         return []
     textpage = page.get_textpage(flags=flags)
-    rows = layer_rows(textpage, clean_text(page.get_text("text", textpage=textpage)))
+    plain = clean_text(page.get_text("text", textpage=textpage))
+    rows = layer_rows(textpage.extractDICT()["blocks"], plain)
     if rows is None or rows.text != text:
         return []
     put_in = {i for i, source in enumerate(rows.source) if source < 0 and text[i] != "\n"}

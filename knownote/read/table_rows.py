@@ -26,8 +26,6 @@ from dataclasses import dataclass
 from itertools import pairwise
 from statistics import median
 
-import pymupdf
-
 from knownote.read.canonical import clean_text
 
 Box = tuple[float, float, float, float]  # x0, y0, x1, y1
@@ -238,21 +236,22 @@ def follow(
     return tuple(out_boxes), tuple(out_lines)
 
 
-def layer_rows(textpage: pymupdf.TextPage, text: str) -> Reordered | None:
+def layer_rows(blocks: Sequence[dict], text: str) -> Reordered | None:
     """The page's cleaned text with its tables' rows joined (None: no table on the page, or its
-    lines could not be matched one for one to the text's lines)."""
-    boxes = _layer_line_boxes(textpage, text)
+    lines could not be matched one for one to the text's lines); `blocks`: its text page's
+    (`TextPage.extractDICT()["blocks"]`)."""
+    boxes = _layer_line_boxes(blocks, text)
     return None if boxes is None else reorder_rows(text, boxes)
 
 
-def _layer_line_boxes(textpage: pymupdf.TextPage, text: str) -> list[Box | None] | None:
+def _layer_line_boxes(blocks: Sequence[dict], text: str) -> list[Box | None] | None:
     """The box of each line of `text` (split at "\n"), the page's cleaned plain text, from the
     text layer's lines in the order MuPDF writes them; None when they do not match one for one.
     Lines not written left to right get no box (vertical text is no table row)."""
     parts = text.split("\n")
     boxes: list[Box | None] = [None] * len(parts)
     k = 0
-    for block in textpage.extractDICT()["blocks"]:
+    for block in blocks:
         for line in block.get("lines", ()):
             wanted = clean_text("".join(span["text"] for span in line["spans"]))
             if not wanted:
