@@ -9,7 +9,7 @@ import pymupdf
 
 from knownote.errors import FileTooLarge, NoTextLayer, PasswordRequired, UnreadableFile
 from knownote.read import pdf_headings, scans
-from knownote.read.canonical import PAGE_SEPARATOR, clean_text, good_title, join_pages
+from knownote.read.canonical import PAGE_SEPARATOR, good_title, join_pages
 from knownote.read.extracted import (
     Extracted,
     OcrLimits,
@@ -18,39 +18,10 @@ from knownote.read.extracted import (
     Page,
     too_many_chars,
 )
+from knownote.read.pdf_headings import PDF_TEXT_FLAGS, page_layer
 from knownote.read.pdf_roles import MODEL_PAGES, find_roles, pdf_roles
 from knownote.read.roles import RoleRange
 from knownote.read.sections import Heading
-from knownote.read.table_rows import Reordered, layer_rows
-
-# Ligatures are expanded ("ﬁ" -> "fi") so words are searchable; everything else is MuPDF's default.
-PDF_TEXT_FLAGS = pymupdf.TEXTFLAGS_TEXT & ~pymupdf.TEXT_PRESERVE_LIGATURES
-
-
-@dataclass(frozen=True)
-class PageLayer:
-    """One page's text layer, asked of MuPDF once: reading a page asked it for the same plain
-    text and lines two or three times."""
-
-    plain: str  # MuPDF's plain text, cleaned
-    blocks: list[dict]  # its blocks of lines and spans (`TextPage.extractDICT`)
-    rows: Reordered | None  # its tables' rows joined (`layer_rows`)
-
-    @property
-    def text(self) -> str:
-        """Exactly the text the page contributes to the canonical text."""
-        return self.plain if self.rows is None else self.rows.text
-
-    def lines(self, text: str) -> list[pdf_headings.Line]:
-        """Its lines located in `text` (`pdf_headings.page_lines`)."""
-        return pdf_headings.page_lines(self.blocks, self.plain, self.rows, text)
-
-
-def page_layer(page: pymupdf.Page) -> PageLayer:
-    textpage = page.get_textpage(flags=PDF_TEXT_FLAGS)
-    plain = clean_text(page.get_text("text", textpage=textpage))
-    blocks = textpage.extractDICT()["blocks"]
-    return PageLayer(plain, blocks, layer_rows(blocks, plain))
 
 
 def pdf_page_text(page: pymupdf.Page) -> str:

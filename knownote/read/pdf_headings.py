@@ -23,7 +23,7 @@ import pymupdf
 
 from knownote.read.canonical import clean_text
 from knownote.read.sections import Heading
-from knownote.read.table_rows import Reordered
+from knownote.read.table_rows import Reordered, layer_rows
 
 _BOLD_FONT = re.compile(r"bold|black|heavy|semibold|demi", re.IGNORECASE)
 _NUMBERED = re.compile(
@@ -53,9 +53,39 @@ class Line:
     box: tuple[float, float, float, float] = (0.0, 0.0, 0.0, 0.0)  # on the page
 
 
+# Ligatures are expanded ("ﬁ" -> "fi") so words are searchable; everything else is MuPDF's default.
+PDF_TEXT_FLAGS = pymupdf.TEXTFLAGS_TEXT & ~pymupdf.TEXT_PRESERVE_LIGATURES
+
+
+@dataclass(frozen=True)
+class PageLayer:
+    """One page's text layer, asked of MuPDF once: reading a page asked it for the same plain
+    text and lines two or three times."""
+
+    plain: str  # MuPDF's plain text, cleaned
+    blocks: list[dict]  # its blocks of lines and spans (`TextPage.extractDICT`)
+    rows: Reordered | None  # its tables' rows joined (`layer_rows`)
+
+    @property
+    def text(self) -> str:
+        """Exactly the text the page contributes to the canonical text."""
+        return self.plain if self.rows is None else self.rows.text
+
+    def lines(self, text: str) -> list[Line]:
+        """Its lines located in `text` (`page_lines`)."""
+        return page_lines(self.blocks, self.plain, self.rows, text)
+
+
+def page_layer(page: pymupdf.Page) -> PageLayer:
+    textpage = page.get_textpage(flags=PDF_TEXT_FLAGS)
+    plain = clean_text(page.get_text("text", textpage=textpage))
+    blocks = textpage.extractDICT()["blocks"]
+    return PageLayer(plain, blocks, layer_rows(blocks, plain))
+
+
 def page_lines(blocks: Sequence[dict], plain: str, rows: Reordered | None, text: str) -> list[Line]:
     """The lines of one page, located in `text`, the page's canonical text (lines not found go).
-    `blocks`, `plain` and `rows`: its text layer's (`knownote.read.pdf.PageLayer`)."""
+    `blocks`, `plain` and `rows`: its text layer's (`PageLayer`)."""
     lines, cursor = [], 0
     # A page with a table: its lines are located in MuPDF's order, then moved where its rows put
     # them (each line stays whole in its row).

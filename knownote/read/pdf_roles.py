@@ -45,11 +45,10 @@ import pymupdf
 
 from knownote.read.canonical import clean_text
 from knownote.read.extracted import OcrPage, Page
-from knownote.read.pdf_headings import Line
+from knownote.read.pdf_headings import Line, page_layer
 from knownote.read.roles import RoleRange, normalise, reference_sections
 from knownote.read.scan_roles import layered_page, ocr_lines
 from knownote.read.sections import Heading
-from knownote.read.table_rows import layer_rows
 
 # "0": no layout model (rules alone); "all": the model on every page (for measuring)
 MODEL_SWITCH = "KNOWNOTE_PDF_LAYOUT"
@@ -181,7 +180,7 @@ def find_roles(
             page_rules += _text_captions(text) + _contents(text)
         else:
             pdf_page = doc.load_page(index)
-            found_tables = _tables(pdf_page, text, flags)
+            found_tables = _tables(pdf_page, text)
             furniture = _furniture(edges[index], repeated, found_tables)
             page_rules += found_tables + furniture
             page_rules += _sideways(pdf_page, text, lines[index], flags)
@@ -437,13 +436,11 @@ def _furniture(
     ]
 
 
-def _tables(page: pymupdf.Page, text: str, flags: int) -> list[RoleRange]:
+def _tables(page: pymupdf.Page, text: str) -> list[RoleRange]:
     """The rows `table_rows` joined on the page (with the single-cell rows between them)."""
     if " · " not in text:
         return []
-    textpage = page.get_textpage(flags=flags)
-    plain = clean_text(page.get_text("text", textpage=textpage))
-    rows = layer_rows(textpage.extractDICT()["blocks"], plain)
+    rows = page_layer(page).rows
     if rows is None or rows.text != text:
         return []
     put_in = {i for i, source in enumerate(rows.source) if source < 0 and text[i] != "\n"}
