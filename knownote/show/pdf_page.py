@@ -214,8 +214,8 @@ def page_glyphs(page: pymupdf.Page, table_rows: bool = True) -> PageGlyphs:
     cleaned = _clean_with_boxes(raw, boxes, lines)
     if cleaned.text != clean_text(raw):
         raise PageMismatch(_mismatch(page.number + 1, "its glyphs do not spell the cleaned text"))
-    blocks = textpage.extractDICT()["blocks"] if table_rows else []
-    rows = layer_rows(blocks, cleaned.text) if table_rows else None  # as pdf_page_text does
+    # as pdf_page_text does
+    rows = layer_rows(textpage.extractDICT()["blocks"], cleaned.text) if table_rows else None
     if rows is None:
         return PageGlyphs(cleaned.text, tuple(cleaned.boxes), tuple(cleaned.lines))
     moved_boxes, moved_lines = follow(rows.source, cleaned.boxes, cleaned.lines)
