@@ -7,12 +7,14 @@ The books: the free-culture PDF (English, 352 pages); the German XQuAD articles 
 article); and "papers", the corpus's six research papers (8-14 pages each) imported together as a
 small library, by one `knownote import` when cold. For each book, in each round back to back: the
 default model (multilingual-e5-small's int8 graph), loaded and warm, embedding every passage as an
-import gives it to the model (after its title and section path); the whole import of the book into a
-fresh data folder with that same loaded model; and with `--cold` a `knownote import` in a new
-process (interpreter, readers and model loaded from nothing). Prints medians: passages and tokens
-per second of the embedding alone, the whole import's time and its ratio to the embedding alone
-(target: at most 1.2). `--paths` also compares, on the first book, the English model's int8 and fp32
-graphs and its sentence-transformers torch path, with the cosines of their vectors.
+import gives it to the model (after its title and section path); with `--cold` a `knownote import`
+in a new process (interpreter, readers and model loaded from nothing); and the whole import of the
+book into a fresh data folder with that same loaded model. Prints medians: passages and tokens per
+second of the embedding alone, the whole import's time and its ratio to the embedding alone
+(target: at most 1.2); with `--cold`, also each round's cold import over that round's embedding
+alone, run one after the other, so a minute when the machine is slower counts in both. `--paths`
+also compares, on the first book, the English model's int8 and fp32 graphs and its
+sentence-transformers torch path, with the cosines of their vectors.
 """
 
 from __future__ import annotations
@@ -190,10 +192,10 @@ def main() -> None:
             t = time.perf_counter()
             default.embed_passages(texts)
             times["embed"].append(time.perf_counter() - t)
+            if args.cold:  # beside the embedding alone: the machine's pace drifts by the minute
+                times["cold"].append(cold_import(files))
             seconds, passages = whole_import(files, default)
             times["import"].append(seconds)
-            if args.cold:
-                times["cold"].append(cold_import(files))
             print(
                 f"{code} round {round_no}: "
                 + ", ".join(f"{k} {v[-1]:.2f} s" for k, v in times.items() if v)
@@ -203,6 +205,14 @@ def main() -> None:
         assert passages == len(texts), (passages, len(texts))
         median = {k: statistics.median(v) for k, v in times.items() if v}
         rows.append((code, name, len(texts), tokens, median))
+        if args.cold:
+            ratios = sorted(c / e for c, e in zip(times["cold"], times["embed"], strict=True))
+            print(
+                f"{code}: cold / embedding, round by round: "
+                + ", ".join(f"{r:.3f}" for r in ratios)
+                + f"; median {statistics.median(ratios):.3f}",
+                flush=True,
+            )
         if args.paths and code == args.books[0]:
             compare_paths(texts, default, args.rounds)
     print()

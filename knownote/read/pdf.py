@@ -139,10 +139,14 @@ def _read_layers(
     blank: Callable[[pymupdf.Page], None] | None = None,
 ) -> _Layers:
     """Every page's text layer, and which pages need OCR instead (see `knownote.read.scans`);
-    `blank` is told of each page with no text layer as it is found."""
-
-    texts, no_layer, layered, unreadable, lines = [], [], [], [], []
-    for index in range(doc.page_count):
+    `blank` is told of each page with no text layer as it is found. Pages whose resources name
+    images are read first (a page without a text layer nearly always is one), so a book's scanned
+    plate two thirds in is read by OCR beside the rest of its text layer, not after it."""
+    count = doc.page_count
+    texts: list[str] = [""] * count
+    lines: list[list[pdf_headings.Line]] = [[] for _ in range(count)]
+    no_layer, layered, unreadable = [], [], []
+    for index in sorted(range(count), key=lambda index: not _lists_images(doc, index)):
         found: list[pdf_headings.Line] = []
         try:
             page = doc.load_page(index)
@@ -160,11 +164,19 @@ def _read_layers(
         except (pymupdf.mupdf.FzErrorBase, pymupdf.FileDataError, ValueError):
             text = ""
             unreadable.append(index + 1)
-        texts.append(text)
-        lines.append(found)
+        texts[index], lines[index] = text, found
+    no_layer, layered, unreadable = sorted(no_layer), sorted(layered), sorted(unreadable)
     if layered and scans.noisy_layer([texts[i] for i in layered]):
         no_layer, layered = sorted(no_layer + layered), []
     return _Layers(texts, no_layer, unreadable, lines, layered)
+
+
+def _lists_images(doc: pymupdf.Document, index: int) -> bool:
+    """Whether the page's resources name an image (a look at its dictionary, no drawing)."""
+    try:
+        return bool(doc.get_page_images(index))
+    except (pymupdf.mupdf.FzErrorBase, pymupdf.FileDataError, ValueError):
+        return False  # a damaged page: read in its turn, where its damage is noted
 
 
 def pdf_pages_to_ocr(doc: pymupdf.Document) -> list[int]:

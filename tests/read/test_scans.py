@@ -443,3 +443,28 @@ def test_pages_without_a_text_layer_are_read_by_ocr_while_the_rest_is_read(doc, 
     for (_, early), (_, late) in zip(read, after, strict=True):
         np.testing.assert_array_equal(early.boxes, late.boxes)
         np.testing.assert_array_equal(early.lines, late.lines)
+
+
+@pytest.mark.skipif(not PDFS, reason=f"needs the shared corpus ({DOCS} is absent)")
+def test_a_books_scanned_plate_is_found_among_the_first_pages_read(monkeypatch):
+    """Pages whose resources name images are read first (18 of the English book's 352), so its
+    plate on page 255 starts OCR before the other pages' text layers; each page's text and lines
+    are the same as read in page order."""
+    import knownote.read.pdf as pdf
+
+    doc = pymupdf.open(corpus_file("docs/pdf/book_free_culture_lessig_352p.pdf"))
+    order: list[int] = []
+    read_layer = pdf.page_layer
+    monkeypatch.setattr(
+        pdf, "page_layer", lambda page: order.append(page.number) or read_layer(page)
+    )
+    found: dict[int, int] = {}  # blank page -> how many layers had been read when it was found
+    layers = _read_layers(
+        doc, with_lines=True, blank=lambda page: found.setdefault(page.number, len(order))
+    )
+    assert set(found) == {0, 254} and max(found.values()) <= 18  # in page order: 255th
+    assert sorted(order) == list(range(352)) and layers.to_read == [0, 254]
+    for index in (0, 1, 100, 254, 351):
+        layer = read_layer(doc[index])
+        assert layers.texts[index] == layer.text
+        assert layers.lines[index] == (layer.lines(layer.text) if layer.text else [])
