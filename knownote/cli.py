@@ -1379,6 +1379,27 @@ def say_upgrade(place: int, total: int, name: str) -> None:
     print(f"knownote: upgrading the database, step {place} of {total} ({name})", file=sys.stderr)
 
 
+def may_read_pdfs(files: Sequence[str] | None) -> bool:
+    """Whether these files may hold a PDF or an image, which PyMuPDF reads, by their first bytes
+    (an address may be either; no files: the command's own, unknown here)."""
+    from knownote.read.fetch import looks_like_address
+    from knownote.read.sniff import is_image, is_pdf
+
+    if files is None:
+        return True
+    for name in files:
+        if looks_like_address(name):
+            return True
+        try:
+            with open(name, "rb") as file:
+                head = file.read(1024)
+        except OSError:
+            continue  # said in its turn
+        if is_pdf(head) or is_image(head):
+            return True
+    return False
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     settings = Settings()
@@ -1390,7 +1411,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         from knownote.read.timelimit import start_reader_server
 
         # First: its readers load (seconds) while this process loads the store and the model.
-        start_reader_server()
+        start_reader_server(pdfs=may_read_pdfs(getattr(args, "files", None)))
     try:
         from knownote.store.db import Store
 

@@ -59,6 +59,23 @@ def test_progress_goes_to_stderr(capsys, db):
     json.loads(out)
 
 
+def test_the_reader_server_loads_pymupdf_when_a_file_may_be_a_pdf_or_an_image(tmp_path):
+    """By the files' first bytes, whatever their names: an address may be either."""
+    from knownote.cli import may_read_pdfs
+
+    markdown = corpus_file("docs/web_text/md_zh_distributed_training_notes.md")
+    text = corpus_file("docs/web_text/txt_war_and_peace_excerpt.txt")
+    named_md = tmp_path / "scan.md"
+    named_md.write_bytes(corpus_file("docs/pdf/cjk_zh_textbook_credits.pdf").read_bytes())
+    photo = tmp_path / "photo"
+    photo.write_bytes(b"\xff\xd8\xff\xe0" + bytes(100))
+    assert not may_read_pdfs([str(markdown), str(text), str(tmp_path / "missing.pdf")])
+    assert may_read_pdfs([str(markdown), str(named_md)])
+    assert may_read_pdfs([str(text), str(photo)])
+    assert may_read_pdfs([str(markdown), "https://example.org/notes"])
+    assert may_read_pdfs(None)  # a command whose files are not named on its line
+
+
 def test_notebooks_lists_counts(capsys, db):
     run(capsys, "--db", db, "import", "Books", corpus_file("docs/web_text/md_codeblocks.md"))
     code, out, _ = run(capsys, "--db", db, "notebooks", "--json")

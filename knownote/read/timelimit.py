@@ -32,6 +32,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -112,9 +113,9 @@ def _child(sock: socket.socket) -> None:
 # loaded loads it itself. PyMuPDF Layout's model is not among them (`import pymupdf` would load
 # it, another second of CPU while an import embeds): the server loads it before the first child
 # that reads page layouts (`LAYOUTS`), and keeps it for the others.
+PDF_READERS = ("pymupdf", "knownote.read.pdf")  # PDFs and images (a second of CPU)
 READERS = (
-    "pymupdf",
-    "knownote.read.pdf",
+    *PDF_READERS,
     "knownote.read.zipcheck",
     "knownote.read.html",
     "knownote.read.web",
@@ -124,8 +125,8 @@ READERS = (
 JOB, LAYOUTS = b"J", b"L"  # what the app sends with a child's socket: LAYOUTS, it reads them
 
 
-def _serve(control: socket.socket) -> None:
-    """The reader server: load the readers (`READERS`), and meanwhile fork one child per socket
+def _serve(control: socket.socket, readers: Sequence[str] = READERS) -> None:
+    """The reader server: load the `readers`, and meanwhile fork one child per socket
     the app sends, answer with its pid, and when it ends write its exit status ("X") on that
     socket after whatever it wrote. Ends (killing its children) when the app closes the control
     socket."""
@@ -135,7 +136,7 @@ def _serve(control: socket.socket) -> None:
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl+C in a terminal is for the app
 
-    to_load = list(READERS)
+    to_load = list(readers)
     sys.modules["pymupdf.layout"] = None  # held back (pdf_roles.load_layout_model)
     children: dict[int, socket.socket] = {}
     while True:
@@ -200,23 +201,23 @@ class _Server:
         self.owner = os.getpid()  # a fork of the app must not share the server's socket
         self.forked = False  # whether it has read a file (else it is stopped without waiting)
 
-    def start(self) -> None:
+    def start(self, readers: Sequence[str] = READERS) -> None:
         """Start the server unless it runs (its readers load while the caller goes on)."""
         with self.lock:
             self._own()
             if self.process is None or self.process.poll() is not None:
-                self._start()
+                self._start(readers)
 
     def _own(self) -> None:
         if self.owner != os.getpid():
             self.owner, self.process, self.control = os.getpid(), None, None
 
-    def _start(self) -> None:
+    def _start(self, readers: Sequence[str] = READERS) -> None:
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(
             p for p in (_ROOT, os.environ.get("PYTHONPATH")) if p)}  # fmt: skip
         ours, theirs = socket.socketpair()
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "knownote.read.timelimit", str(theirs.fileno())],
+            [sys.executable, "-m", "knownote.read.timelimit", str(theirs.fileno()), *readers],
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
             env=env, pass_fds=(theirs.fileno(),),
         )  # fmt: skip
@@ -278,10 +279,12 @@ _SERVER = _Server()
 atexit.register(_SERVER.stop)
 
 
-def start_reader_server() -> None:
+def start_reader_server(pdfs: bool = True) -> None:
     """Start this process's reader server now, so that its readers load (a second or more)
-    while the caller goes on to other work; the first file's reading then need not wait."""
-    _SERVER.start()
+    while the caller goes on to other work; the first file's reading then need not wait.
+    Without `pdfs` (the files to read hold no PDF or image), PyMuPDF is not among them: a
+    second of CPU beside the model's loading, for nothing (a child that needs it loads it)."""
+    _SERVER.start(READERS if pdfs else tuple(r for r in READERS if r not in PDF_READERS))
 
 
 def extract_with_time_limit(
@@ -405,6 +408,6 @@ def _result(result: tuple[str, object], name: str) -> Extracted:
 
 
 if __name__ == "__main__":
-    _serve(socket.socket(fileno=int(sys.argv[1])))
+    _serve(socket.socket(fileno=int(sys.argv[1])), sys.argv[2:])
     # At once: tearing down the loaded readers took half a second that the app waited for.
     os._exit(0)

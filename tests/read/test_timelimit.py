@@ -153,22 +153,48 @@ def test_a_server_just_started_reads_text_and_pdfs_whatever_it_has_loaded(settin
     )
 
 
+def _settled_server() -> Path:
+    """The reader server's /proc folder, once its CPU time stands still (its readers loaded)."""
+    from knownote.read import timelimit
+
+    proc = Path(f"/proc/{timelimit._SERVER.process.pid}")
+
+    def cpu() -> list[str]:  # user and system time
+        return proc.joinpath("stat").read_text().split(")")[1].split()[11:13]
+
+    used = []
+    while used != (used := cpu()):
+        time.sleep(0.5)
+    return proc
+
+
+def test_a_server_started_for_text_files_leaves_pymupdf_to_a_pdf_that_comes(settings):
+    """`knownote import` of Markdown or text alone: the server does not load PyMuPDF (a second
+    of CPU beside the model's loading); a PDF read all the same is read as `extract` reads it."""
+    from knownote.read import timelimit
+    from knownote.read.extract import extract
+
+    timelimit._SERVER.stop()
+    timelimit.start_reader_server(pdfs=False)
+    read = dict(max_chars=1_000_000, max_pages=100, seconds=60)
+    assert timelimit.extract_with_time_limit("# 笔记\n\n先读这个".encode(), "a.md", **read).text
+    assert "mupdf" not in _settled_server().joinpath("maps").read_text()
+    pdf = corpus_file("docs/pdf/cjk_zh_textbook_credits.pdf").read_bytes()
+    there, here = timelimit.extract_with_time_limit(pdf, "zh.pdf", **read), extract(pdf, "zh.pdf")
+    assert "中华人民共和国国务院侨务办公室" in there.text and there.text == here.text
+    timelimit._SERVER.stop()
+    timelimit.start_reader_server()
+    assert "mupdf" in _settled_server().joinpath("maps").read_text()
+
+
 def test_the_server_loads_the_layout_model_for_the_first_child_that_reads_layouts(settings):
     """Not before: an import that leaves a PDF's layouts for later never pays for it."""
     from knownote.read import timelimit
     from knownote.read.extract import extract
 
     def server_mb() -> float:
-        """The server's memory, once it has loaded its readers (its CPU time stands still)."""
-        proc = Path(f"/proc/{timelimit._SERVER.process.pid}")
-
-        def cpu() -> list[str]:  # user and system time
-            return proc.joinpath("stat").read_text().split(")")[1].split()[11:13]
-
-        used = []
-        while used != (used := cpu()):
-            time.sleep(0.5)
-        status = proc.joinpath("status").read_text()
+        """The server's memory, once it has loaded its readers."""
+        status = _settled_server().joinpath("status").read_text()
         return int(re.search(r"VmRSS:\s+(\d+)", status).group(1)) / 1024
 
     timelimit._SERVER.stop()
