@@ -133,6 +133,10 @@ class _Layers:
     layered: list[int]  # 0-based indices of the other pages with an OCR layer over an image
 
 
+# ValueError: a damaged page tree counts pages that load_page cannot find
+_DAMAGED_PAGE = (pymupdf.mupdf.FzErrorBase, pymupdf.FileDataError, ValueError)
+
+
 def _read_layers(
     doc: pymupdf.Document,
     with_lines: bool = False,
@@ -146,7 +150,7 @@ def _read_layers(
     texts: list[str] = [""] * count
     lines: list[list[pdf_headings.Line]] = [[] for _ in range(count)]
     no_layer, layered, unreadable = [], [], []
-    for index in sorted(range(count), key=lambda index: not _lists_images(doc, index)):
+    for index in sorted(range(count), key=lambda i: not _lists_images(doc, i)):
         found: list[pdf_headings.Line] = []
         try:
             page = doc.load_page(index)
@@ -160,8 +164,7 @@ def _read_layers(
                     blank(page)
             elif _text_chars(text) and scans.has_invisible_layer_over_image(page):
                 layered.append(index)
-        # ValueError: a damaged page tree counts pages that load_page cannot find
-        except (pymupdf.mupdf.FzErrorBase, pymupdf.FileDataError, ValueError):
+        except _DAMAGED_PAGE:
             text = ""
             unreadable.append(index + 1)
         texts[index], lines[index] = text, found
@@ -175,7 +178,7 @@ def _lists_images(doc: pymupdf.Document, index: int) -> bool:
     """Whether the page's resources name an image (a look at its dictionary, no drawing)."""
     try:
         return bool(doc.get_page_images(index))
-    except (pymupdf.mupdf.FzErrorBase, pymupdf.FileDataError, ValueError):
+    except _DAMAGED_PAGE:
         return False  # a damaged page: read in its turn, where its damage is noted
 
 
