@@ -26,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from knownote.errors import KnowNoteError
 from knownote.read.extracted import OcrLimits
-from knownote.read.pdf import PDF_TEXT_FLAGS, extract_pdf, pdf_lines
+from knownote.read.pdf import extract_pdf, pdf_lines
 from knownote.read.pdf_roles import MODEL_SWITCH, find_roles, settle
 from knownote.read.roles import ROLES, RoleRange, normalise, reference_sections
 
@@ -57,7 +57,7 @@ def regions(path: Path) -> None:
         lines = pdf_lines(doc, texts, ocr)
         model = "all" if len(pages) <= MODEL_ON_ALL else ""  # "": as an import chooses
         started = time.perf_counter()
-        found = find_roles(doc, pages, texts, lines, ocr, model, flags=PDF_TEXT_FLAGS)
+        found = find_roles(doc, pages, texts, lines, ocr, model)
         seconds = time.perf_counter() - started
     references = reference_sections(text, extracted.headings)
     heads = [RoleRange(h.start, h.end, "heading") for h in extracted.headings]
@@ -85,7 +85,7 @@ def speed() -> None:
         with pymupdf.open(path) as doc:
             texts = [extracted.text[p.start : p.end] for p in extracted.pages]
             lines = pdf_lines(doc, texts, set())
-            found = find_roles(doc, extracted.pages, texts, lines, set(), "", flags=PDF_TEXT_FLAGS)
+            found = find_roles(doc, extracted.pages, texts, lines, set(), "")
         print(
             f"{name}: extract {times['model off']:.1f} s with the model off, "
             f"{times['as imported']:.1f} s as imported (model on {len(found.model_pages)} of "

@@ -28,7 +28,7 @@ sys.path.insert(0, str(ROOT))
 os.environ["KNOWNOTE_PDF_LAYOUT"] = "all"
 
 from knownote.read.extracted import OcrLimits  # noqa: E402
-from knownote.read.pdf import PDF_TEXT_FLAGS, extract_pdf, join_pages, pdf_lines  # noqa: E402
+from knownote.read.pdf import extract_pdf, join_pages, pdf_lines  # noqa: E402
 from knownote.read.pdf_roles import FROM_MODEL, find_roles  # noqa: E402
 from knownote.read.roles import BODY, Roles, normalise  # noqa: E402
 from knownote.read.scan_roles import ocr_lines  # noqa: E402
@@ -71,10 +71,10 @@ def ways(doc, texts, ocr_pages):
     OCR text."""
     text, pages = join_pages(texts)
     n = len(texts)
-    rules = find_roles(doc, pages, texts, [[]] * n, set(range(n)), "0", flags=PDF_TEXT_FLAGS)
+    rules = find_roles(doc, pages, texts, [[]] * n, set(range(n)), "0")
     started = time.perf_counter()
     model = find_roles(
-        doc, pages, texts, [[]] * n, set(range(n)), "all", flags=PDF_TEXT_FLAGS, ocr_pages=ocr_pages
+        doc, pages, texts, [[]] * n, set(range(n)), "all", ocr_pages=ocr_pages
     ).chosen
     took = time.perf_counter() - started
     return (

@@ -18,8 +18,9 @@ from knownote.read.extracted import (
     Page,
     too_many_chars,
 )
-from knownote.read.pdf_headings import PDF_TEXT_FLAGS, page_layer
-from knownote.read.pdf_roles import MODEL_PAGES, find_roles, pdf_roles
+from knownote.read.pdf_headings import PDF_TEXT_FLAGS as PDF_TEXT_FLAGS  # what PDFs are read with
+from knownote.read.pdf_headings import page_layer
+from knownote.read.pdf_roles import MODEL_PAGES, LayerRoles, find_roles, layer_roles, pdf_roles
 from knownote.read.roles import RoleRange
 from knownote.read.sections import Heading
 
@@ -68,9 +69,7 @@ def stored_pdf_roles(
     if headings is None:
         headings = pdf_headings_of(doc, pages, texts, lines)
     text, _ = join_pages(texts)
-    return pdf_roles(
-        doc, pages, texts, lines, ocr, headings, text, flags=PDF_TEXT_FLAGS, ocr_pages=ocr_pages
-    )
+    return pdf_roles(doc, pages, texts, lines, ocr, headings, text, ocr_pages=ocr_pages)
 
 
 def pdf_lines(
@@ -131,6 +130,7 @@ class _Layers:
     unreadable: list[int]  # 1-based numbers of damaged pages
     lines: list[list[pdf_headings.Line]]  # per page, its text layer's lines (for headings)
     layered: list[int]  # 0-based indices of the other pages with an OCR layer over an image
+    roles: list[LayerRoles | None]  # per page, what the rules find in its layer besides lines
 
 
 # ValueError: a damaged page tree counts pages that load_page cannot find
@@ -149,6 +149,7 @@ def _read_layers(
     count = doc.page_count
     texts: list[str] = [""] * count
     lines: list[list[pdf_headings.Line]] = [[] for _ in range(count)]
+    roles: list[LayerRoles | None] = [None] * count
     no_layer, layered, unreadable = [], [], []
     for index in sorted(range(count), key=lambda i: not _lists_images(doc, i)):
         found: list[pdf_headings.Line] = []
@@ -158,11 +159,17 @@ def _read_layers(
             text = layer.text
             if with_lines and text:
                 found = layer.lines(text)
+                roles[index] = layer_roles(page, text, found, layer)
             if scans.has_no_text_layer(page, text):
                 no_layer.append(index)
                 if blank:
                     blank(page)
-            elif _text_chars(text) and scans.has_invisible_layer_over_image(page):
+            # none of its text hidden, a page has no OCR layer: its images need not be drawn
+            elif (
+                _text_chars(text)
+                and layer.hides_text
+                and scans.has_invisible_layer_over_image(page)
+            ):
                 layered.append(index)
         except _DAMAGED_PAGE:
             text = ""
@@ -171,7 +178,7 @@ def _read_layers(
     no_layer, layered, unreadable = sorted(no_layer), sorted(layered), sorted(unreadable)
     if layered and scans.noisy_layer([texts[i] for i in layered]):
         no_layer, layered = sorted(no_layer + layered), []
-    return _Layers(texts, no_layer, unreadable, lines, layered)
+    return _Layers(texts, no_layer, unreadable, lines, layered, roles)
 
 
 def _lists_images(doc: pymupdf.Document, index: int) -> bool:
@@ -298,7 +305,7 @@ def extract_pdf(
         later = not layout and not doc.needs_pass
         roles = pdf_roles(
             doc, pages, texts, lines, read_by_ocr, headings, text,
-            flags=PDF_TEXT_FLAGS, ocr_pages=ocr_pages, model="0" if later else None,
+            ocr_pages=ocr_pages, model="0" if later else None, layers=layers.roles,
         )  # fmt: skip
     return Extracted(
         text, "pdf", pages, title, tuple(warnings), tuple(ocr_pages), headings, roles=roles,
@@ -338,7 +345,6 @@ def _image_roles(
     drawn = [p.number for p in ocr_pages if texts[p.number - 1].strip()][:MODEL_PAGES]
     with scans.image_document(data, name, ocr, set(drawn)) as doc:
         found = find_roles(
-            doc, pages, texts, [[] for _ in texts], set(range(len(texts))),
-            flags=PDF_TEXT_FLAGS, ocr_pages=ocr_pages,
-        )  # fmt: skip
+            doc, pages, texts, [[] for _ in texts], set(range(len(texts))), ocr_pages=ocr_pages
+        )
     return found.chosen

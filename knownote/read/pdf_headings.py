@@ -55,6 +55,7 @@ class Line:
 
 # Ligatures are expanded ("ﬁ" -> "fi") so words are searchable; everything else is MuPDF's default.
 PDF_TEXT_FLAGS = pymupdf.TEXTFLAGS_TEXT & ~pymupdf.TEXT_PRESERVE_LIGATURES
+_DRAWN = pymupdf.mupdf.FZ_STEXT_FILLED | pymupdf.mupdf.FZ_STEXT_STROKED
 
 
 @dataclass(frozen=True)
@@ -74,6 +75,17 @@ class PageLayer:
     def lines(self, text: str) -> list[Line]:
         """Its lines located in `text` (`page_lines`)."""
         return page_lines(self.blocks, self.plain, self.rows, text)
+
+    @property
+    def hides_text(self) -> bool:
+        """Whether some of its characters are neither filled nor stroked: drawn invisibly, as an
+        OCR layer is (text render mode 3). MuPDF starts a span where that changes."""
+        return any(
+            not span["char_flags"] & _DRAWN
+            for block in self.blocks
+            for line in block.get("lines", ())
+            for span in line["spans"]
+        )
 
 
 def page_layer(page: pymupdf.Page) -> PageLayer:

@@ -45,10 +45,11 @@ import pymupdf
 
 from knownote.read.canonical import clean_text
 from knownote.read.extracted import OcrPage, Page
-from knownote.read.pdf_headings import Line, page_layer
+from knownote.read.pdf_headings import Line, PageLayer, page_layer
 from knownote.read.roles import RoleRange, normalise, reference_sections
 from knownote.read.scan_roles import layered_page, ocr_lines
 from knownote.read.sections import Heading
+from knownote.read.table_rows import Reordered
 
 # "0": no layout model (rules alone); "all": the model on every page (for measuring)
 MODEL_SWITCH = "KNOWNOTE_PDF_LAYOUT"
@@ -116,6 +117,32 @@ class Found:
     model_pages: tuple[int, ...]
 
 
+@dataclass(frozen=True)
+class LayerRoles:
+    """What the rules find in one page's text layer besides its lines: the rows `table_rows`
+    joined, and lines set sideways in a margin. Found as the layer is read (`layer_roles`), they
+    spare asking MuPDF for the page again (a tenth of a paper's reading)."""
+
+    tables: tuple[RoleRange, ...]
+    sideways: tuple[RoleRange, ...]
+
+
+def layer_roles(
+    page: pymupdf.Page, text: str, lines: Sequence[Line], layer: PageLayer | None = None
+) -> LayerRoles:
+    """The page's `LayerRoles` in `text`, its text layer's text, whose `lines` are located in it;
+    `layer`: that text layer, read again when not given and needed."""
+    wants_tables = " · " in text  # how the rows were joined
+    wants_sideways = _uncovered(text, lines)
+    if not (wants_tables or wants_sideways):
+        return LayerRoles((), ())
+    layer = layer or page_layer(page)
+    return LayerRoles(
+        tuple(_tables(layer.rows, text)) if wants_tables else (),
+        tuple(_sideways(layer.blocks, page.rect.width, text)) if wants_sideways else (),
+    )
+
+
 def pdf_roles(
     doc: pymupdf.Document,
     pages: Sequence[Page],
@@ -125,15 +152,15 @@ def pdf_roles(
     headings: Sequence[Heading],
     text: str,
     *,
-    flags: int,
     ocr_pages: Sequence[OcrPage] = (),
     model: str | None = None,
+    layers: Sequence[LayerRoles | None] = (),
 ) -> tuple[RoleRange, ...]:
     """The roles of a PDF, settled (`normalise`): its pages' (`find_roles`), its headings' and
     its reference sections'. `texts` are the pages' texts, joined as `pages` into `text`; `lines`
-    their text-layer lines; `ocr` the 0-based pages read by OCR, `ocr_pages` their boxes; `flags`
-    MuPDF's text flags the texts were read with; `model` as `find_roles` takes it."""
-    found = find_roles(doc, pages, texts, lines, ocr, model, flags=flags, ocr_pages=ocr_pages)
+    their text-layer lines; `ocr` the 0-based pages read by OCR, `ocr_pages` their boxes; `model`
+    and `layers` as `find_roles` takes them."""
+    found = find_roles(doc, pages, texts, lines, ocr, model, ocr_pages=ocr_pages, layers=layers)
     return settle(found.chosen, headings, text)
 
 
@@ -159,12 +186,13 @@ def find_roles(
     ocr: set[int],
     model: str | None = None,
     *,
-    flags: int,
     ocr_pages: Sequence[OcrPage] = (),
+    layers: Sequence[LayerRoles | None] = (),
 ) -> Found:
     """Each source's roles, and the chosen ones (see the module's doc). `model` is "0", "all" or
     None (the pages chosen here); by default the environment's MODEL_SWITCH says. `ocr_pages`:
-    the boxes of pages read by OCR, whose lines the model reads from the page image."""
+    the boxes of pages read by OCR, whose lines the model reads from the page image. `layers`:
+    each page's `LayerRoles` when its text layer was read (found here when not given)."""
     model = model if model is not None else os.environ.get(MODEL_SWITCH)
     sizes = _body_size(lines)
     edges = _edge_lines(doc, texts, lines, ocr)
@@ -180,10 +208,12 @@ def find_roles(
             page_rules += _text_captions(text) + _contents(text)
         else:
             pdf_page = doc.load_page(index)
-            found_tables = _tables(pdf_page, text)
+            known = layers[index] if index < len(layers) else None
+            if known is None:
+                known = layer_roles(pdf_page, text, lines[index])
+            found_tables = list(known.tables)
             furniture = _furniture(edges[index], repeated, found_tables)
-            page_rules += found_tables + furniture
-            page_rules += _sideways(pdf_page, text, lines[index], flags)
+            page_rules += found_tables + furniture + list(known.sideways)
             contents = _contents(text)
             if contents:  # a table of contents read as a table is navigation
                 c = contents[0]
@@ -436,11 +466,8 @@ def _furniture(
     ]
 
 
-def _tables(page: pymupdf.Page, text: str) -> list[RoleRange]:
+def _tables(rows: Reordered | None, text: str) -> list[RoleRange]:
     """The rows `table_rows` joined on the page (with the single-cell rows between them)."""
-    if " · " not in text:
-        return []
-    rows = page_layer(page).rows
     if rows is None or rows.text != text:
         return []
     put_in = {i for i, source in enumerate(rows.source) if source < 0 and text[i] != "\n"}
@@ -459,14 +486,16 @@ def _tables(page: pymupdf.Page, text: str) -> list[RoleRange]:
     return [RoleRange(start, end, "table") for start, end, _ in found]
 
 
-def _sideways(page: pymupdf.Page, text: str, lines: Sequence[Line], flags: int) -> list[RoleRange]:
-    """Lines set sideways in a margin (an arXiv stamp): page_lines leaves them out."""
+def _uncovered(text: str, lines: Sequence[Line]) -> bool:
+    """Whether some of the text is in none of its lines (page_lines leaves sideways ones out)."""
     covered = sum(len("".join(text[ln.start : ln.end].split())) for ln in lines)
-    if covered >= len("".join(text.split())):
-        return []
-    width = page.rect.width
+    return covered < len("".join(text.split()))
+
+
+def _sideways(blocks: Sequence[dict], width: float, text: str) -> list[RoleRange]:
+    """Lines set sideways in a margin (an arXiv stamp); `blocks`: the page's text layer's."""
     found = []
-    for block in page.get_text("dict", flags=flags)["blocks"]:
+    for block in blocks:
         for line in block.get("lines", ()):
             in_margin = line["bbox"][2] < 0.12 * width or line["bbox"][0] > 0.88 * width
             if line["dir"][0] > 0.99 or not in_margin:

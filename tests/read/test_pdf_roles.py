@@ -125,6 +125,31 @@ def test_a_stored_pdf_gets_the_same_roles_again(monkeypatch):
         assert stored_pdf_roles(doc, paper.pages, texts, set()) == paper.roles
 
 
+def test_a_papers_text_layer_is_asked_of_mupdf_once_a_page_and_a_re_index_finds_its_roles(
+    monkeypatch,
+):
+    """The table's rows and the sideways arXiv stamp are found as each page's text layer is read
+    (a second reading of those pages was a tenth of a paper's reading); a re-index, which reads
+    them again, finds the same roles."""
+    monkeypatch.setenv(MODEL_SWITCH, "0")
+    data = pages_of(DPR, [0, 3, 8])
+    made: list[int] = []
+    text_page = pymupdf.Page.get_textpage
+    with monkeypatch.context() as counted:
+        counted.setattr(
+            pymupdf.Page,
+            "get_textpage",
+            lambda page, *a, **k: made.append(page.number) or text_page(page, *a, **k),
+        )
+        paper = read(data)
+    assert sorted(made) == [0, 1, 2]
+    assert role_of(paper, "Natural Questions · 79,168") == "table"
+    assert role_of(paper, "arXiv:2004.04906v3") == "page_header"
+    texts = [paper.text[p.start : p.end] for p in paper.pages]
+    with pymupdf.open(stream=data, filetype="pdf") as doc:
+        assert stored_pdf_roles(doc, paper.pages, texts, set()) == paper.roles
+
+
 def test_authors_in_bold_on_a_first_page_are_front_matter_not_headings(monkeypatch):
     monkeypatch.setenv(MODEL_SWITCH, "0")
     paper = read(pages_of("docs/pdf/paper_molecular_explanations_preprint.pdf", [0, 1]))

@@ -8,7 +8,7 @@ import pymupdf
 
 from knownote.read.extract import extract
 from knownote.read.extracted import OcrPage
-from knownote.read.pdf import PDF_TEXT_FLAGS, join_pages
+from knownote.read.pdf import join_pages
 from knownote.read.pdf_roles import find_roles
 from knownote.read.roles import RoleRange, Roles, normalise
 from knownote.read.scan_roles import layered_page, ocr_lines
@@ -41,7 +41,7 @@ def model_roles(scan: pymupdf.Document, texts: list[str], read: list[OcrPage]) -
     text, pages = join_pages(texts)
     ocr = set(range(len(texts)))
     lines = [[] for _ in texts]
-    found = find_roles(scan, pages, texts, lines, ocr, "all", flags=PDF_TEXT_FLAGS, ocr_pages=read)
+    found = find_roles(scan, pages, texts, lines, ocr, "all", ocr_pages=read)
     return list(normalise(found.chosen, len(text)))
 
 

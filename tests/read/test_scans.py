@@ -20,6 +20,7 @@ from knownote.pipeline.ingest import import_file, ocr_progress_text
 from knownote.read.extract import OcrLimits, extract, pdf_page_text, pdf_pages_to_ocr
 from knownote.read.ocr import layer_noise
 from knownote.read.pdf import _read_layers
+from knownote.read.pdf_headings import page_layer
 from knownote.read.scans import (
     ReadFirst,
     has_invisible_layer_over_image,
@@ -226,6 +227,26 @@ def test_the_noisy_ocr_layer_of_the_auditor_letter_is_judged_noise_and_a_clean_o
 def test_a_born_digital_page_has_no_invisible_layer():
     with pymupdf.open(corpus_file("docs/pdf/paper_dpr_2004.04906_2col.pdf")) as doc:
         assert not any(has_invisible_layer_over_image(page) for page in doc)
+
+
+def test_only_a_page_that_hides_text_has_its_images_drawn_to_look_for_an_ocr_layer(monkeypatch):
+    """Drawing a page's images costs about as much as reading its text layer; a page none of
+    whose characters is drawn invisibly has no OCR layer, so the paper's pages are not drawn,
+    and the Chinese letter's six, each under an invisible layer, are."""
+    drawn: list[int] = []
+    image_info = pymupdf.Page.get_image_info
+    monkeypatch.setattr(
+        pymupdf.Page,
+        "get_image_info",
+        lambda page, *a, **k: drawn.append(page.number) or image_info(page, *a, **k),
+    )
+    with pymupdf.open(corpus_file("docs/pdf/paper_dpr_2004.04906_2col.pdf")) as doc:
+        assert not any(page_layer(page).hides_text for page in doc)
+        assert _read_layers(doc).to_read == [] and drawn == []
+    with pymupdf.open(corpus_file("docs/pdf/cjk_zh_scanned_ocr_auditor_letter.pdf")) as doc:
+        assert all(page_layer(page).hides_text for page in doc)
+        assert _read_layers(doc).to_read == list(range(6))  # a noisy layer: read by OCR
+        assert set(drawn) == set(range(6))
 
 
 def test_ocr_progress_says_which_page_is_being_read():
