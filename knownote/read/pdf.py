@@ -18,7 +18,7 @@ from knownote.read.extracted import (
     Page,
     too_many_chars,
 )
-from knownote.read.pdf_headings import PDF_TEXT_FLAGS as PDF_TEXT_FLAGS  # what PDFs are read with
+from knownote.read.pdf_headings import PDF_TEXT_FLAGS as PDF_TEXT_FLAGS  # re-exported (extract)
 from knownote.read.pdf_headings import page_layer
 from knownote.read.pdf_roles import MODEL_PAGES, LayerRoles, find_roles, layer_roles, pdf_roles
 from knownote.read.roles import RoleRange

@@ -121,7 +121,7 @@ class Found:
 class LayerRoles:
     """What the rules find in one page's text layer besides its lines: the rows `table_rows`
     joined, and lines set sideways in a margin. Found as the layer is read (`layer_roles`), they
-    spare asking MuPDF for the page again (a tenth of a paper's reading)."""
+    spare asking MuPDF for the page again (0.2 s of the six corpus papers' 1.2 s of reading)."""
 
     tables: tuple[RoleRange, ...]
     sideways: tuple[RoleRange, ...]

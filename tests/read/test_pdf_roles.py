@@ -128,9 +128,9 @@ def test_a_stored_pdf_gets_the_same_roles_again(monkeypatch):
 def test_a_papers_text_layer_is_asked_of_mupdf_once_a_page_and_a_re_index_finds_its_roles(
     monkeypatch,
 ):
-    """The table's rows and the sideways arXiv stamp are found as each page's text layer is read
-    (a second reading of those pages was a tenth of a paper's reading); a re-index, which reads
-    them again, finds the same roles."""
+    """The table's rows and the sideways arXiv stamp are found as each page's text layer is read,
+    not by asking MuPDF for those pages again; a re-index, which reads them again, finds the same
+    roles."""
     monkeypatch.setenv(MODEL_SWITCH, "0")
     data = pages_of(DPR, [0, 3, 8])
     made: list[int] = []
