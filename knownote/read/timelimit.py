@@ -113,7 +113,7 @@ def _child(sock: socket.socket) -> None:
 # loaded loads it itself. PyMuPDF Layout's model is not among them (`import pymupdf` would load
 # it, another second of CPU while an import embeds): the server loads it before the first child
 # that reads page layouts (`LAYOUTS`), and keeps it for the others.
-PDF_READERS = ("pymupdf", "knownote.read.pdf")  # PDFs and images (a second of CPU)
+PDF_READERS = ("pymupdf", "knownote.read.pdf")  # PDFs and images (0.15-0.4 s of CPU)
 READERS = (
     *PDF_READERS,
     "knownote.read.zipcheck",
@@ -280,10 +280,10 @@ atexit.register(_SERVER.stop)
 
 
 def start_reader_server(pdfs: bool = True) -> None:
-    """Start this process's reader server now, so that its readers load (a second or more)
+    """Start this process's reader server now, so that its readers load (0.6-0.9 s of CPU)
     while the caller goes on to other work; the first file's reading then need not wait.
-    Without `pdfs` (the files to read hold no PDF or image), PyMuPDF is not among them: a
-    second of CPU beside the model's loading, for nothing (a child that needs it loads it)."""
+    Without `pdfs` (the files to read hold no PDF or image), PyMuPDF is not among them:
+    0.15-0.4 s of CPU beside the model's loading, for nothing (a child that needs it loads it)."""
     _SERVER.start(READERS if pdfs else tuple(r for r in READERS if r not in PDF_READERS))
 
 
